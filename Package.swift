@@ -1,0 +1,54 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "StructPostgres",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "StructPostgres", targets: ["StructPostgres"]),
+        .library(name: "StructPostgresTesting", targets: ["StructPostgresTesting"]),
+        .executable(name: "Bookstore", targets: ["Bookstore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    ],
+    targets: [
+        .target(
+            name: "StructPostgres",
+            dependencies: [
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "StructPostgresTesting",
+            dependencies: ["StructPostgres"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "Bookstore",
+            dependencies: ["StructPostgres", "StructPostgresTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "StructPostgresTests",
+            dependencies: ["StructPostgres"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "StructPostgresIntegrationTests",
+            dependencies: ["StructPostgres", "StructPostgresTesting"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,109 @@
+import Foundation
+import PostgresNIO
+
+/// One column of a batch, bound as a single one-dimensional array parameter (`$n::type[]`),
+/// written in PostgreSQL's binary array format so NULL elements travel too.
+struct BinaryColumnArray: PostgresThrowingDynamicTypeEncodable {
+    let element: WireType
+    let values: [ColumnValue]
+
+    var psqlType: PostgresDataType { Self.arrayType(of: element) }
+    var psqlFormat: PostgresFormat { .binary }
+
+    func encode<JSONEncoder: PostgresJSONEncoder>(
+        into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>
+    ) throws {
+        if values.isEmpty {
+            buffer.writeInteger(Int32(0))
+            buffer.writeInteger(Int32(0))
+            buffer.writeInteger(Self.elementType(of: element).rawValue)
+            return
+        }
+        buffer.writeInteger(Int32(1))
+        buffer.writeInteger(Int32(values.contains(.null) ? 1 : 0))
+        buffer.writeInteger(Self.elementType(of: element).rawValue)
+        buffer.writeInteger(Int32(values.count))
+        buffer.writeInteger(Int32(1))
+        for value in values {
+            if case .null = value {
+                buffer.writeInteger(Int32(-1))
+                continue
+            }
+            let lengthIndex = buffer.writerIndex
+            buffer.writeInteger(Int32(0))
+            let start = buffer.writerIndex
+            Self.writeElement(value, into: &buffer)
+            buffer.setInteger(Int32(buffer.writerIndex - start), at: lengthIndex)
+        }
+    }
+
+    static func writeElement(_ value: ColumnValue, into buffer: inout ByteBuffer) {
+        switch value {
+        case .null: break
+        case .uuid(let uuid):
+            var bytes = uuid.uuid
+            withUnsafeBytes(of: &bytes) { _ = buffer.writeBytes($0) }
+        case .text(let string): buffer.writeString(string)
+        case .bool(let bool): buffer.writeInteger(UInt8(bool ? 1 : 0))
+        case .int2(let int): buffer.writeInteger(int)
+        case .int4(let int): buffer.writeInteger(int)
+        case .int8(let int): buffer.writeInteger(int)
+        case .float4(let float): buffer.writeInteger(float.bitPattern)
+        case .float8(let double): buffer.writeInteger(double.bitPattern)
+        case .numeric(let decimal): decimal.encode(into: &buffer, context: .default)
+        case .timestamptz(let date): buffer.writeInteger(TimestampCoding.microseconds(date))
+        case .bytea(let data): buffer.writeBytes(data)
+        case .jsonb(let json):
+            buffer.writeInteger(UInt8(1))
+            buffer.writeString(json)
+        case .array: buffer.writeString(ArrayLiteral.render(value))
+        }
+    }
+
+    static func elementType(of wire: WireType) -> PostgresDataType {
+        switch wire {
+        case .uuid: .uuid
+        case .text: .text
+        case .bool: .bool
+        case .int2: .int2
+        case .int4: .int4
+        case .int8: .int8
+        case .float4: .float4
+        case .float8: .float8
+        case .numeric: .numeric
+        case .timestamptz: .timestamptz
+        case .bytea: .bytea
+        case .jsonb: .jsonb
+        }
+    }
+
+    static func arrayType(of wire: WireType) -> PostgresDataType {
+        switch wire {
+        case .uuid: .uuidArray
+        case .text: .textArray
+        case .bool: .boolArray
+        case .int2: .int2Array
+        case .int4: .int4Array
+        case .int8: .int8Array
+        case .float4: .float4Array
+        case .float8: .float8Array
+        case .numeric: .numericArray
+        case .timestamptz: .timestamptzArray
+        case .bytea: .byteaArray
+        case .jsonb: .jsonbArray
+        }
+    }
+}
+
+/// A single value bound as one parameter, e.g. in `WHERE column = $1`.
+struct BinaryColumnValue: PostgresThrowingDynamicTypeEncodable {
+    let value: ColumnValue
+    var psqlType: PostgresDataType { BinaryColumnArray.elementType(of: value.wireType ?? .text) }
+    var psqlFormat: PostgresFormat { .binary }
+
+    func encode<JSONEncoder: PostgresJSONEncoder>(
+        into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>
+    ) throws {
+        BinaryColumnArray.writeElement(value, into: &buffer)
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import PostgresNIO
+
+/// What the row decoder needs to know about the result it reads, built once per query.
+final class RowLayout: @unchecked Sendable {
+    let entity: String
+    let schema: TableSchema
+    let naming: ColumnNaming
+    /// Column name -> index in the result row.
+    let indexes: [String: Int]
+    let keyColumns: [String]
+    private var columnForKey: [String: String] = [:]
+
+    init(entity: String, schema: TableSchema, naming: ColumnNaming, selected: [String], keyColumns: [String]) {
+        self.entity = entity
+        self.schema = schema
+        self.naming = naming
+        self.indexes = Dictionary(uniqueKeysWithValues: selected.enumerated().map { ($1, $0) })
+        self.keyColumns = keyColumns
+    }
+
+    func column(for key: some CodingKey) -> String {
+        if let known = columnForKey[key.stringValue] { return known }
+        let column = naming.column(for: key.stringValue)
+        columnForKey[key.stringValue] = column
+        return column
+    }
+
+    /// `uuid=…` for the row, for error messages.
+    func describeKey(of row: PostgresRandomAccessRow) -> String {
+        keyColumns.map { column in
+            guard let index = indexes[column] else { return "\(column)=?" }
+            let cell = row[index]
+            guard cell.bytes != nil else { return "\(column)=NULL" }
+            if let uuid = try? cell.decode(UUID.self) { return "\(column)=\(uuid.uuidString)" }
+            if let int = try? Int64.decode(cell) { return "\(column)=\(int)" }
+            if let text = try? cell.decode(String.self) { return "\(column)='\(text)'" }
+            return "\(column)=?"
+        }.joined(separator: ", ")
+    }
+}
+
+/// Decodes one result row into a `Decodable` entity through its `CodingKeys`.
+struct RowDecoder: Decoder {
+    let row: PostgresRandomAccessRow
+    let layout: RowLayout
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        KeyedDecodingContainer(RowDecodingContainer<Key>(row: row, layout: layout))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        throw StructPostgresError(.unsupportedType, "an entity must decode from a keyed container (a struct)", entity: layout.entity)
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        throw StructPostgresError(.unsupportedType, "an entity must decode from a keyed container (a struct)", entity: layout.entity)
+    }
+}
+
+private struct RowDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let row: PostgresRandomAccessRow
+    let layout: RowLayout
+    var codingPath: [any CodingKey] { [] }
+    var allKeys: [Key] { layout.indexes.keys.compactMap { Key(stringValue: $0) } }
+
+    func contains(_ key: Key) -> Bool { layout.indexes[layout.column(for: key)] != nil }
+
+    func decodeNil(forKey key: Key) throws -> Bool { try cell(for: key).bytes == nil }
+
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        let cell = try cell(for: key)
+        do {
+            guard cell.bytes != nil else { throw PostgresDecodingError.Code.missingData }
+            return try CellDecoding.decode(T.self, from: cell)
+        } catch let error as StructPostgresError {
+            throw error
+        } catch {
+            let column = layout.column(for: key)
+            let found = layout.schema.columns[column]?.typeName ?? "\(cell.dataType)"
+            let why = cell.bytes == nil ? "found NULL" : "found \(found)"
+            return try failure(
+                "column '\(column)' of table '\(layout.schema.table)' cannot be decoded as \(T.self) (\(why))",
+                key: key)
+        }
+    }
+
+    private func failure<T>(_ message: String, key: Key) throws -> T {
+        throw StructPostgresError(
+            .decoding, message, entity: layout.entity, table: layout.schema.table,
+            column: layout.column(for: key), property: key.stringValue, rowKey: layout.describeKey(of: row))
+    }
+
+    private func cell(for key: Key) throws -> PostgresCell {
+        let column = layout.column(for: key)
+        guard let index = layout.indexes[column] else {
+            return try failure("table '\(layout.schema.table)' has no column '\(column)' for property '\(key.stringValue)'", key: key)
+        }
+        return row[index]
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(
+        keyedBy type: NestedKey.Type, forKey key: Key
+    ) throws -> KeyedDecodingContainer<NestedKey> {
+        try failure("property '\(key.stringValue)' asks for a nested container; decode a Codable value instead", key: key)
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        try failure("property '\(key.stringValue)' asks for a nested container; decode a Codable value instead", key: key)
+    }
+
+    func superDecoder() throws -> any Decoder { RowDecoder(row: row, layout: layout) }
+    func superDecoder(forKey key: Key) throws -> any Decoder { RowDecoder(row: row, layout: layout) }
+}
+
+/// Decodes a non-null cell into any `Decodable` type.
+enum CellDecoding {
+    static func decode<T: Decodable>(_ type: T.Type, from cell: PostgresCell) throws -> T {
+        if let leaf = T.self as? any ColumnConvertible.Type { return try leaf.decode(cell) as! T }
+        if let array = T.self as? any ColumnArrayConvertible.Type { return try array.decode(cell) as! T }
+        if let raw = T.self as? any RawRepresentable.Type, let value = try rawRepresentable(raw, cell) {
+            return value as! T
+        }
+        return try json(T.self, cell)
+    }
+
+    private static func rawRepresentable<R: RawRepresentable>(_ type: R.Type, _ cell: PostgresCell) throws -> R? {
+        guard let rawType = R.RawValue.self as? any ColumnConvertible.Type else { return nil }
+        let raw = try rawType.decode(cell) as! R.RawValue
+        guard let value = R(rawValue: raw) else { throw PostgresDecodingError.Code.failure }
+        return value
+    }
+
+    /// jsonb/json cells decode as JSON; scalar cells decode through a JSON fragment (for single-value wrappers).
+    private static func json<T: Decodable>(_ type: T.Type, _ cell: PostgresCell) throws -> T {
+        guard var bytes = cell.bytes else { throw PostgresDecodingError.Code.missingData }
+        let data: Data
+        switch cell.dataType {
+        case .jsonb:
+            guard bytes.readInteger(as: UInt8.self) == 1 else { throw PostgresDecodingError.Code.failure }
+            data = Data(bytes.readableBytesView)
+        case .json:
+            data = Data(bytes.readableBytesView)
+        case .text, .varchar, .bpchar, .name:
+            data = try JSONEncoder().encode(try cell.decode(String.self))
+        case .int2, .int4, .int8:
+            data = Data(String(try Int64.decode(cell)).utf8)
+        case .bool:
+            data = Data((try cell.decode(Bool.self) ? "true" : "false").utf8)
+        case .float4, .float8:
+            data = Data("\(try cell.decode(Double.self))".utf8)
+        default:
+            throw PostgresDecodingError.Code.typeMismatch
+        }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try decoder.decode(T.self, from: data)
+    }
+}

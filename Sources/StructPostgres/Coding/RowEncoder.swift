@@ -1,0 +1,137 @@
+import Foundation
+
+/// Turns an `Encodable` entity into its columns, through the entity's `CodingKeys`.
+///
+/// Leaves with a fixed column type (UUID, String, integers, Date, Data, ...) map directly;
+/// `RawRepresentable` values store their raw value; anything else is stored as `jsonb`.
+struct RowEncoder {
+    let naming: ColumnNaming
+
+    struct Row {
+        var columns: [String] = []
+        var properties: [String] = []
+        var values: [ColumnValue] = []
+    }
+
+    func encode<E: Encodable>(_ entity: E) throws -> Row {
+        let encoder = RowEncodingEncoder(naming: naming)
+        try entity.encode(to: encoder)
+        if let problem = encoder.problem { throw problem }
+        return encoder.row
+    }
+
+    /// The column value of one `Encodable` value, e.g. a filter argument.
+    static func columnValue<T: Encodable>(of value: T, property: String) throws -> ColumnValue {
+        if let leaf = value as? any ColumnConvertible { return leaf.columnValue }
+        if let array = value as? any ColumnArrayConvertible { return array.columnValue }
+        if let raw = value as? any RawRepresentable, let leaf = raw.rawValue as? any ColumnConvertible {
+            return leaf.columnValue
+        }
+        return try jsonValue(of: value, property: property)
+    }
+
+    private static func jsonValue<T: Encodable>(of value: T, property: String) throws -> ColumnValue {
+        let data: Data
+        do {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            encoder.dateEncodingStrategy = .iso8601
+            data = try encoder.encode(value)
+        } catch {
+            throw StructPostgresError(
+                .unsupportedType,
+                "property '\(property)' of type \(T.self) cannot be stored: its JSON encoding failed (\(error))",
+                property: property)
+        }
+        let text = String(decoding: data, as: UTF8.self)
+        switch data.first {
+        case UInt8(ascii: "{"), UInt8(ascii: "["): return .jsonb(text)
+        case UInt8(ascii: "\""): return .text(try JSONDecoder().decode(String.self, from: data))
+        case UInt8(ascii: "n"): return .null
+        case UInt8(ascii: "t"), UInt8(ascii: "f"): return .bool(text == "true")
+        default:
+            if let int = Int64(text) { return .int8(int) }
+            if let decimal = Decimal(string: text) { return .numeric(decimal) }
+            return .jsonb(text)
+        }
+    }
+}
+
+private final class RowEncodingEncoder: Encoder {
+    let naming: ColumnNaming
+    var row = RowEncoder.Row()
+    var problem: StructPostgresError?
+    var codingPath: [any CodingKey] = []
+    var userInfo: [CodingUserInfoKey: Any] = [:]
+
+    init(naming: ColumnNaming) { self.naming = naming }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        KeyedEncodingContainer(RowContainer<Key>(encoder: self))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        problem = problem ?? StructPostgresError(.unsupportedType, "an entity must encode as a keyed container (a struct), not an array")
+        return DiscardingUnkeyedContainer()
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        problem = problem ?? StructPostgresError(.unsupportedType, "an entity must encode as a keyed container (a struct), not a single value")
+        return DiscardingUnkeyedContainer()
+    }
+
+    func append(_ key: some CodingKey, _ value: ColumnValue) {
+        row.properties.append(key.stringValue)
+        row.columns.append(naming.column(for: key.stringValue))
+        row.values.append(value)
+    }
+}
+
+private struct RowContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let encoder: RowEncodingEncoder
+    var codingPath: [any CodingKey] { [] }
+
+    mutating func encodeNil(forKey key: Key) throws { encoder.append(key, .null) }
+    mutating func encode(_ value: Bool, forKey key: Key) throws { encoder.append(key, .bool(value)) }
+    mutating func encode(_ value: String, forKey key: Key) throws { encoder.append(key, .text(value)) }
+    mutating func encode(_ value: Double, forKey key: Key) throws { encoder.append(key, .float8(value)) }
+    mutating func encode(_ value: Float, forKey key: Key) throws { encoder.append(key, .float4(value)) }
+    mutating func encode(_ value: Int, forKey key: Key) throws { encoder.append(key, value.columnValue) }
+    mutating func encode(_ value: Int8, forKey key: Key) throws { encoder.append(key, value.columnValue) }
+    mutating func encode(_ value: Int16, forKey key: Key) throws { encoder.append(key, value.columnValue) }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { encoder.append(key, value.columnValue) }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { encoder.append(key, value.columnValue) }
+    mutating func encode(_ value: UInt, forKey key: Key) throws { encoder.append(key, value.columnValue) }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws { encoder.append(key, value.columnValue) }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws { encoder.append(key, value.columnValue) }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws { encoder.append(key, value.columnValue) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws { encoder.append(key, value.columnValue) }
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        encoder.append(key, try RowEncoder.columnValue(of: value, property: key.stringValue))
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy keyType: NestedKey.Type, forKey key: Key
+    ) -> KeyedEncodingContainer<NestedKey> {
+        unsupported(key)
+        return KeyedEncodingContainer(DiscardingKeyedContainer<NestedKey>())
+    }
+
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+        unsupported(key)
+        return DiscardingUnkeyedContainer()
+    }
+
+    mutating func superEncoder() -> any Encoder { encoder }
+    mutating func superEncoder(forKey key: Key) -> any Encoder {
+        unsupported(key)
+        return encoder
+    }
+
+    private func unsupported(_ key: Key) {
+        encoder.problem = encoder.problem ?? StructPostgresError(
+            .unsupportedType,
+            "property '\(key.stringValue)' uses a nested container in encode(to:); encode a Codable value instead, which is stored as jsonb",
+            property: key.stringValue)
+    }
+}

@@ -1,0 +1,183 @@
+import Foundation
+
+extension ConnectionSettings {
+    /// Parses a libpq connection URI: `postgres[ql]://[user[:password]@][host][:port][/database][?param=value&...]`.
+    ///
+    /// Query parameters understood: `sslmode`, `sslrootcert`, `application_name`, `connect_timeout`,
+    /// `host` (a socket directory or host name), `port`, `user`, `password`, `dbname`.
+    /// Parts the URL leaves out are taken from `environment` (libpq's `PG*` variables) and then defaults.
+    /// - Throws: ``StructPostgresError`` with code `invalidConfiguration`, naming the part that is wrong.
+    public init(url: String, environment: [String: String] = [:]) throws {
+        var parts = try URLParts(url)
+        parts.fillMissing(from: environment)
+        self = try parts.settings()
+    }
+
+    /// Reads `DATABASE_URL` when set, otherwise libpq's `PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`,
+    /// `PGDATABASE`, `PGSSLMODE`, `PGSSLROOTCERT`, `PGAPPNAME` and `PGCONNECT_TIMEOUT`.
+    /// A URL's missing parts are filled from the `PG*` variables, as libpq does.
+    public static func fromEnvironment(
+        _ environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> ConnectionSettings {
+        if let url = environment["DATABASE_URL"], !url.isEmpty {
+            return try ConnectionSettings(url: url, environment: environment)
+        }
+        var parts = URLParts()
+        parts.fillMissing(from: environment)
+        return try parts.settings()
+    }
+}
+
+/// The raw, still-unvalidated pieces of a connection URL or environment.
+struct URLParts {
+    var user: String?
+    var password: String?
+    var host: String?
+    var port: String?
+    var database: String?
+    var sslMode: String?
+    var sslRootCert: String?
+    var applicationName: String?
+    var connectTimeout: String?
+
+    init() {}
+
+    init(_ url: String) throws {
+        func fail(_ why: String) -> StructPostgresError {
+            StructPostgresError(.invalidConfiguration, "connection URL: \(why)")
+        }
+        guard let schemeEnd = url.range(of: "://") else {
+            throw fail("missing scheme; expected postgres:// or postgresql://")
+        }
+        let scheme = url[..<schemeEnd.lowerBound].lowercased()
+        guard scheme == "postgres" || scheme == "postgresql" else {
+            throw fail("scheme '\(scheme)' is not postgres or postgresql")
+        }
+        var rest = Substring(url[schemeEnd.upperBound...])
+        var query: Substring = ""
+        if let mark = rest.firstIndex(of: "?") {
+            query = rest[rest.index(after: mark)...]
+            rest = rest[..<mark]
+        }
+        if rest.contains("#") { throw fail("a fragment ('#') is not allowed") }
+        var authority = rest
+        if let slash = rest.firstIndex(of: "/") {
+            authority = rest[..<slash]
+            let path = rest[rest.index(after: slash)...]
+            if !path.isEmpty { database = try Self.decode(path, part: "database name") }
+        }
+        if let at = authority.lastIndex(of: "@") {
+            let userInfo = authority[..<at]
+            authority = authority[authority.index(after: at)...]
+            if let colon = userInfo.firstIndex(of: ":") {
+                user = try Self.decode(userInfo[..<colon], part: "user name")
+                password = try Self.decode(userInfo[userInfo.index(after: colon)...], part: "password")
+            } else if !userInfo.isEmpty {
+                user = try Self.decode(userInfo, part: "user name")
+            }
+        }
+        try parseHostPort(authority, fail: fail)
+        for pair in query.split(separator: "&") where !pair.isEmpty {
+            guard let equals = pair.firstIndex(of: "=") else {
+                throw fail("query parameter '\(pair)' has no '=value'")
+            }
+            let name = String(pair[..<equals])
+            let value = try Self.decode(pair[pair.index(after: equals)...], part: "parameter \(name)")
+            switch name {
+            case "sslmode": sslMode = value
+            case "sslrootcert": sslRootCert = value
+            case "application_name": applicationName = value
+            case "connect_timeout": connectTimeout = value
+            case "host": host = value
+            case "port": port = value
+            case "user": user = value
+            case "password": password = value
+            case "dbname": database = value
+            default: throw fail("unknown query parameter '\(name)'")
+            }
+        }
+    }
+
+    private mutating func parseHostPort(
+        _ authority: Substring, fail: (String) -> StructPostgresError
+    ) throws {
+        guard !authority.isEmpty else { return }
+        if authority.contains(",") { throw fail("several hosts are not supported") }
+        var hostPart = authority
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else {
+                throw fail("IPv6 host '\(authority)' has no closing ']'")
+            }
+            host = String(authority[authority.index(after: authority.startIndex)..<close])
+            let after = authority[authority.index(after: close)...]
+            if after.hasPrefix(":") { port = String(after.dropFirst()) } else if !after.isEmpty {
+                throw fail("unexpected '\(after)' after IPv6 host")
+            }
+            return
+        }
+        if let colon = authority.lastIndex(of: ":") {
+            hostPart = authority[..<colon]
+            port = String(authority[authority.index(after: colon)...])
+        }
+        if !hostPart.isEmpty { host = try Self.decode(hostPart, part: "host") }
+    }
+
+    private static func decode(_ text: Substring, part: String) throws -> String {
+        guard let decoded = String(text).removingPercentEncoding else {
+            // Never echo the text: it may be a password.
+            throw StructPostgresError(.invalidConfiguration, "connection URL: the \(part) has invalid percent-encoding")
+        }
+        return decoded
+    }
+
+    mutating func fillMissing(from env: [String: String]) {
+        func pick(_ current: String?, _ name: String) -> String? {
+            current ?? env[name].flatMap { $0.isEmpty ? nil : $0 }
+        }
+        host = pick(host, "PGHOST")
+        port = pick(port, "PGPORT")
+        user = pick(user, "PGUSER")
+        password = pick(password, "PGPASSWORD")
+        database = pick(database, "PGDATABASE")
+        sslMode = pick(sslMode, "PGSSLMODE")
+        sslRootCert = pick(sslRootCert, "PGSSLROOTCERT")
+        applicationName = pick(applicationName, "PGAPPNAME")
+        connectTimeout = pick(connectTimeout, "PGCONNECT_TIMEOUT")
+        if user == nil { user = env["USER"] ?? env["LOGNAME"] }
+    }
+
+    func settings() throws -> ConnectionSettings {
+        func fail(_ why: String) -> StructPostgresError {
+            StructPostgresError(.invalidConfiguration, why)
+        }
+        guard let user, !user.isEmpty else { throw fail("no user name: give one in the URL or PGUSER") }
+        var settings = ConnectionSettings(user: user, password: password, database: database)
+        if let host { settings.host = host }
+        if let port {
+            guard let number = Int(port), (1...65535).contains(number) else {
+                throw fail("port '\(port)' is not a number between 1 and 65535")
+            }
+            settings.port = number
+        }
+        if let sslMode {
+            guard let mode = SSLMode(rawValue: sslMode) else {
+                let known = SSLMode.allCases.map(\.rawValue).joined(separator: ", ")
+                throw fail("sslmode '\(sslMode)' is not one of \(known)")
+            }
+            settings.sslMode = mode
+        }
+        if let sslRootCert {
+            settings.sslRootCert = sslRootCert
+            if settings.sslMode == .require { settings.sslMode = .verifyCA }
+        }
+        settings.applicationName = applicationName
+        if let connectTimeout {
+            guard let seconds = Int(connectTimeout), seconds >= 0 else {
+                throw fail("connect_timeout '\(connectTimeout)' is not a whole number of seconds")
+            }
+            // libpq: 0 means wait indefinitely, and values below 2 count as 2.
+            if seconds > 0 { settings.connectTimeout = .seconds(max(seconds, 2)) }
+        }
+        return settings
+    }
+}

@@ -1,0 +1,46 @@
+/// Where and how to connect: what a `postgres://` URL or libpq's `PG*` variables describe.
+///
+/// ```swift
+/// let settings = try ConnectionSettings(url: "postgres://app:s%40cret@db.internal:5432/shop?sslmode=require")
+/// let fromEnv = try ConnectionSettings.fromEnvironment()   // DATABASE_URL, then PGHOST, PGPORT, ...
+/// ```
+///
+/// The password is never part of ``description``.
+public struct ConnectionSettings: Sendable, Equatable, CustomStringConvertible {
+    /// A TCP host name or address, or the directory of a Unix-domain socket (a path starting with `/`).
+    public var host: String = "localhost"
+    public var port: Int = 5432
+    public var user: String
+    public var password: String?
+    public var database: String
+    public var sslMode: SSLMode = .prefer
+    /// A PEM file of trusted root certificates, for `verify-ca` / `verify-full`; `"system"` for the system's.
+    public var sslRootCert: String?
+    public var applicationName: String?
+    /// `connect_timeout` in seconds, when given.
+    public var connectTimeout: Duration?
+
+    public init(
+        host: String = "localhost", port: Int = 5432, user: String, password: String? = nil,
+        database: String? = nil, sslMode: SSLMode = .prefer
+    ) {
+        self.host = host
+        self.port = port
+        self.user = user
+        self.password = password
+        self.database = database ?? user
+        self.sslMode = sslMode
+    }
+
+    /// Whether ``host`` names a Unix-domain socket directory.
+    public var usesUnixSocket: Bool { host.hasPrefix("/") }
+
+    /// The socket file inside ``host`` for ``port``, as libpq names it.
+    public var unixSocketPath: String { "\(host)/.s.PGSQL.\(port)" }
+
+    public var description: String {
+        let auth = password == nil ? user : "\(user):****"
+        let place = usesUnixSocket ? "[socket \(unixSocketPath)]" : "\(host):\(port)"
+        return "postgres://\(auth)@\(place)/\(database)?sslmode=\(sslMode.rawValue)"
+    }
+}

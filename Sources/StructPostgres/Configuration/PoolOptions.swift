@@ -1,0 +1,24 @@
+/// How the connection pool behaves.
+public struct PoolOptions: Sendable, Equatable {
+    /// Connections opened at most (PostgreSQL's own `max_connections` is shared by every client).
+    public var maxConnections: Int = 20
+    /// Connections kept open even when idle.
+    public var minConnections: Int = 0
+    /// How long opening one connection may take.
+    public var connectTimeout: Duration = .seconds(10)
+    /// An idle connection above ``minConnections`` is closed after this long.
+    public var idleTimeout: Duration = .seconds(60)
+    /// How long a caller waits for a free connection before ``StructPostgresError/Code-swift.struct/poolTimeout``.
+    public var acquireTimeout: Duration = .seconds(30)
+
+    public init(
+        maxConnections: Int = 20, minConnections: Int = 0, connectTimeout: Duration = .seconds(10),
+        idleTimeout: Duration = .seconds(60), acquireTimeout: Duration = .seconds(30)
+    ) {
+        self.maxConnections = maxConnections
+        self.minConnections = minConnections
+        self.connectTimeout = connectTimeout
+        self.idleTimeout = idleTimeout
+        self.acquireTimeout = acquireTimeout
+    }
+}

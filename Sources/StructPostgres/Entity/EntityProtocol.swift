@@ -1,0 +1,72 @@
+/// A row of one table: the stored side of the pattern (Core Data's `NSManagedObject` subclass).
+///
+/// Columns come from the entity's `CodingKeys`, turned into snake_case (``columnNaming``):
+/// `authorID` is stored in `author_id`. The conflict key of upserts is ``uniqueKey``.
+///
+/// ```swift
+/// struct BookEntity: EntityProtocol {
+///     static let table = "books"
+///     var uuid: UUID
+///     var title: String?
+///     var price: Double
+///     var authorID: UUID?
+///
+///     func toModel() -> BookModel { BookModel(uuid: uuid, title: title, price: price) }
+/// }
+/// ```
+public protocol EntityProtocol: Codable, Sendable {
+    /// The struct this entity converts to.
+    associatedtype Model
+
+    /// The table, optionally schema-qualified (`"books"`, `"inventory.books"`).
+    static var table: String { get }
+    /// The columns (or property names) that identify a row: the `ON CONFLICT` target. Default `["uuid"]`.
+    static var uniqueKey: [String] { get }
+    /// How coding keys become column names. Default ``ColumnNaming/snakeCase``.
+    static var columnNaming: ColumnNaming { get }
+
+    /// Builds the model from this row.
+    func toModel() throws -> Model
+}
+
+extension EntityProtocol {
+    public static var uniqueKey: [String] { ["uuid"] }
+    public static var columnNaming: ColumnNaming { .snakeCase }
+}
+
+/// A struct model that can be stored: the business side of the pattern.
+///
+/// ```swift
+/// extension BookModel: EntityConvertible {
+///     func toEntity(context: EntityContext) throws -> BookEntity {
+///         BookEntity(uuid: uuid, title: title, price: price ?? 0, authorID: nil)
+///     }
+/// }
+/// ```
+public protocol EntityConvertible: Sendable {
+    /// The row type this model is stored as.
+    associatedtype Entity: EntityProtocol where Entity.Model == Self
+
+    /// Builds the row for this model. Related models registered through `context` are written
+    /// in the same unit of work, before this one.
+    func toEntity(context: EntityContext) throws -> Entity
+}
+
+/// A struct that is its own entity: no second type, conversion is automatic.
+///
+/// ```swift
+/// struct User: StoredModel {
+///     static let table = "users"
+///     var uuid: UUID
+///     var name: String
+///     var avatarURL: URL?          // column avatar_url
+///     var role: Role               // enum Role: String, Codable — stored as text
+/// }
+/// try await service.update(entities: [user])
+/// ```
+public protocol StoredModel: EntityProtocol, EntityConvertible where Entity == Self, Model == Self {}
+
+extension StoredModel {
+    public func toModel() -> Self { self }
+    public func toEntity(context: EntityContext) -> Self { self }
+}

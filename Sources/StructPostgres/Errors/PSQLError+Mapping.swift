@@ -1,0 +1,40 @@
+import PostgresNIO
+
+extension StructPostgresError {
+    /// Wraps any error thrown by PostgresNIO, keeping SQLSTATE and context but never bound values.
+    static func from(_ error: any Error, sql: String?, revealValues: Bool = false) -> StructPostgresError {
+        if let error = error as? StructPostgresError { return error }
+        if error is CancellationError {
+            return StructPostgresError(.queryCancelled, "the task was cancelled", sql: sql)
+        }
+        guard let psql = error as? PSQLError else {
+            return StructPostgresError(.client, String(describing: error), sql: sql, underlying: UnderlyingError(error))
+        }
+        if let info = psql.serverInfo, let state = info[.sqlState] {
+            var mapped = StructPostgresError(
+                SQLState.code(for: state), info[.message] ?? "PostgreSQL error \(state)",
+                sqlState: state, table: info[.tableName], column: info[.columnName],
+                constraint: info[.constraintName], sql: sql)
+            mapped.hint = info[.hint]
+            if revealValues { mapped.detail = info[.detail] }
+            return mapped
+        }
+        switch psql.code {
+        case .queryCancelled:
+            return StructPostgresError(.queryCancelled, "the statement was cancelled", sql: sql)
+        case .serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown,
+             .poolClosed, .sslUnsupported, .failedToAddSSLHandler:
+            let reason = psql.underlying.map { ": \($0)" } ?? ""
+            return StructPostgresError(.connectionLost, "connection failed (\(psql.code))\(reason)", sql: sql)
+        default:
+            return StructPostgresError(.client, "PostgresNIO error \(psql.code)", sql: sql)
+        }
+    }
+}
+
+/// Carries a non-`Sendable`-checked error inside ``StructPostgresError/underlying``.
+struct UnderlyingError: Error, @unchecked Sendable, CustomStringConvertible {
+    let error: any Error
+    init(_ error: any Error) { self.error = error }
+    var description: String { String(describing: error) }
+}

@@ -1,0 +1,136 @@
+/// The one error type StructPostgres throws.
+///
+/// Switch on ``code`` to react to a kind of failure; read the context fields to see what and where.
+/// ``description`` is safe to log: it never contains a password or a bound value
+/// (unless ``PostgresService/Configuration-swift.struct/logBoundValues`` was switched on, in which
+/// case PostgreSQL's `DETAIL`, which may quote values, is kept too).
+///
+/// ```swift
+/// do {
+///     try await service.update(entities: books)
+/// } catch let error as StructPostgresError where error.code == .uniqueViolation {
+///     print("duplicate", error.constraint ?? "?")
+/// }
+/// ```
+public struct StructPostgresError: Error, Sendable, CustomStringConvertible {
+    /// A kind of failure. New codes may be added; match the ones you handle and keep a default.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Backing: String, Sendable {
+            case uniqueViolation, foreignKeyViolation, notNullViolation, checkViolation
+            case serializationFailure, deadlock, queryCancelled, poolTimeout, connectionLost
+            case decoding, undefinedTable, undefinedColumn, invalidValue, unsupportedType
+            case invalidConfiguration, transactionMisuse, server, client
+        }
+        private let backing: Backing
+        private init(_ backing: Backing) { self.backing = backing }
+
+        /// SQLSTATE 23505: a row with the same unique key exists.
+        public static let uniqueViolation = Self(.uniqueViolation)
+        /// SQLSTATE 23503: a referenced row is missing, or a referencing row still exists.
+        public static let foreignKeyViolation = Self(.foreignKeyViolation)
+        /// SQLSTATE 23502: a `NOT NULL` column received a null.
+        public static let notNullViolation = Self(.notNullViolation)
+        /// SQLSTATE 23514: a `CHECK` constraint refused the row.
+        public static let checkViolation = Self(.checkViolation)
+        /// SQLSTATE 40001: the transaction could not be serialized; running it again may succeed.
+        public static let serializationFailure = Self(.serializationFailure)
+        /// SQLSTATE 40P01: the transaction was chosen as a deadlock victim; running it again may succeed.
+        public static let deadlock = Self(.deadlock)
+        /// SQLSTATE 57014, or the task was cancelled: the statement was cancelled.
+        public static let queryCancelled = Self(.queryCancelled)
+        /// No connection became free within the pool's acquire timeout.
+        public static let poolTimeout = Self(.poolTimeout)
+        /// The connection failed or closed while a statement was running, or could not be opened.
+        public static let connectionLost = Self(.connectionLost)
+        /// A row could not be decoded into the entity.
+        public static let decoding = Self(.decoding)
+        /// SQLSTATE 42P01, or the catalog has no such table.
+        public static let undefinedTable = Self(.undefinedTable)
+        /// SQLSTATE 42703, or an entity names a column the table does not have.
+        public static let undefinedColumn = Self(.undefinedColumn)
+        /// A value the column cannot hold (out of range, too long, a NUL byte, class 22 SQLSTATEs).
+        public static let invalidValue = Self(.invalidValue)
+        /// A property whose type cannot be stored in its column.
+        public static let unsupportedType = Self(.unsupportedType)
+        /// A malformed connection URL, environment variable or option.
+        public static let invalidConfiguration = Self(.invalidConfiguration)
+        /// A transaction used after it ended, or while a nested one was open.
+        public static let transactionMisuse = Self(.transactionMisuse)
+        /// Any other error PostgreSQL reported; see ``StructPostgresError/sqlState``.
+        public static let server = Self(.server)
+        /// Any other client-side failure.
+        public static let client = Self(.client)
+
+        public var description: String { backing.rawValue }
+    }
+
+    /// What went wrong.
+    public var code: Code
+    /// A one-line explanation, free of passwords and bound values.
+    public var message: String
+    /// The five-character SQLSTATE, when PostgreSQL reported one (or the one it would report).
+    public var sqlState: String?
+    /// The Swift entity type involved.
+    public var entity: String?
+    /// The table involved.
+    public var table: String?
+    /// The column involved.
+    public var column: String?
+    /// The Swift property involved.
+    public var property: String?
+    /// The constraint PostgreSQL named.
+    public var constraint: String?
+    /// The key of the row involved, e.g. `uuid=5F0C…`.
+    public var rowKey: String?
+    /// The SQL that failed, without its bound values.
+    public var sql: String?
+    /// PostgreSQL's `DETAIL`, kept only when bound values may be shown.
+    public var detail: String?
+    /// PostgreSQL's `HINT`.
+    public var hint: String?
+    /// The error this one wraps, when any.
+    public var underlying: (any Error & Sendable)?
+
+    public init(
+        _ code: Code, _ message: String, sqlState: String? = nil, entity: String? = nil,
+        table: String? = nil, column: String? = nil, property: String? = nil,
+        constraint: String? = nil, rowKey: String? = nil, sql: String? = nil,
+        underlying: (any Error & Sendable)? = nil
+    ) {
+        self.code = code
+        self.message = message
+        self.sqlState = sqlState
+        self.entity = entity
+        self.table = table
+        self.column = column
+        self.property = property
+        self.constraint = constraint
+        self.rowKey = rowKey
+        self.sql = sql
+        self.underlying = underlying
+    }
+
+    public var description: String {
+        var parts = ["\(code): \(message)"]
+        let context: [(String, String?)] = [
+            ("sqlstate", sqlState), ("entity", entity), ("table", table), ("column", column),
+            ("property", property), ("constraint", constraint), ("row", rowKey),
+        ]
+        let known = context.compactMap { name, value in value.map { "\(name)=\($0)" } }
+        if !known.isEmpty { parts.append("(\(known.joined(separator: ", ")))") }
+        if let detail { parts.append("detail: \(detail)") }
+        if let hint { parts.append("hint: \(hint)") }
+        if let sql { parts.append("sql: \(sql)") }
+        return parts.joined(separator: " ")
+    }
+
+    /// Whether running the whole transaction again may succeed (serialization failure or deadlock).
+    public var isRetryable: Bool { code == .serializationFailure || code == .deadlock }
+
+    func with(entity: String? = nil, table: String? = nil) -> Self {
+        var copy = self
+        if copy.entity == nil { copy.entity = entity }
+        if copy.table == nil { copy.table = table }
+        return copy
+    }
+}

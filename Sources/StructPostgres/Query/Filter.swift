@@ -1,0 +1,73 @@
+import Foundation
+
+/// Which rows a fetch, count or delete applies to. Keys are property names or column names.
+///
+/// ```swift
+/// let reviews: [Review] = try await service.fetch(where: .equal("bookID", book.uuid))
+/// let admins = try await service.count(User.self, where: .equal("role", Role.admin) && .isNull("deletedAt"))
+/// ```
+public struct Filter: Sendable {
+    indirect enum Node: Sendable {
+        case compare(String, Comparison, any Encodable & Sendable)
+        case isNull(String, Bool)
+        case all([Node])
+        case any([Node])
+        case not(Node)
+    }
+
+    enum Comparison: String, Sendable {
+        case equal = "="
+        case notEqual = "<>"
+    }
+
+    let node: Node
+
+    /// Rows whose `key` equals `value`; `nil` matches rows where it is NULL.
+    public static func equal(_ key: String, _ value: some Encodable & Sendable) -> Filter {
+        Filter(node: .compare(key, .equal, value))
+    }
+
+    /// Rows whose `key` differs from `value`, NULL included (as NSPredicate's `!=` does).
+    public static func notEqual(_ key: String, _ value: some Encodable & Sendable) -> Filter {
+        Filter(node: .compare(key, .notEqual, value))
+    }
+
+    /// Rows where `key` is NULL.
+    public static func isNull(_ key: String) -> Filter { Filter(node: .isNull(key, true)) }
+    /// Rows where `key` is not NULL.
+    public static func isNotNull(_ key: String) -> Filter { Filter(node: .isNull(key, false)) }
+
+    public static func && (lhs: Filter, rhs: Filter) -> Filter { Filter(node: .all([lhs.node, rhs.node])) }
+    public static func || (lhs: Filter, rhs: Filter) -> Filter { Filter(node: .any([lhs.node, rhs.node])) }
+    public static prefix func ! (filter: Filter) -> Filter { Filter(node: .not(filter.node)) }
+
+    /// The SQL condition, binding every value as a parameter of `statement`.
+    func sql(for description: EntityDescription, into statement: inout Statement) throws -> String {
+        try Self.sql(node, description, &statement)
+    }
+
+    private static func sql(_ node: Node, _ description: EntityDescription, _ statement: inout Statement) throws -> String {
+        switch node {
+        case .compare(let key, let comparison, let value):
+            let column = try description.column(for: key)
+            let quoted = SQLIdentifier.quote(column)
+            let encoded = try RowEncoder.columnValue(of: value, property: key)
+            guard encoded != .null else {
+                return comparison == .equal ? "\(quoted) IS NULL" : "\(quoted) IS NOT NULL"
+            }
+            let info = description.schema.columns[column]!
+            let parameter = statement.bind(encoded)
+            let needsCast = (encoded.wireType == .text && !info.isStringLike) || (encoded.wireType == .jsonb && info.baseName != "jsonb")
+            let operand = needsCast ? "\(parameter)::\(info.typeName)" : parameter
+            return comparison == .equal ? "\(quoted) = \(operand)" : "\(quoted) IS DISTINCT FROM \(operand)"
+        case .isNull(let key, let isNull):
+            return "\(SQLIdentifier.quote(try description.column(for: key))) IS \(isNull ? "" : "NOT ")NULL"
+        case .all(let nodes):
+            return "(" + (try nodes.map { try sql($0, description, &statement) }).joined(separator: " AND ") + ")"
+        case .any(let nodes):
+            return "(" + (try nodes.map { try sql($0, description, &statement) }).joined(separator: " OR ") + ")"
+        case .not(let inner):
+            return "NOT (\(try sql(inner, description, &statement)))"
+        }
+    }
+}

@@ -1,0 +1,34 @@
+/// One ORDER BY term, Core Data's `NSSortDescriptor`. The key is a property name or column name.
+///
+/// ```swift
+/// let users: [User] = try await service.fetch(sortedBy: [.init("role"), .init("name", ascending: false)])
+/// ```
+public struct SortKey: Sendable, Equatable {
+    public enum Nulls: Sendable, Equatable {
+        /// PostgreSQL's default: NULL sorts as larger than any value.
+        case `default`, first, last
+    }
+
+    public var key: String
+    public var ascending: Bool
+    public var nulls: Nulls
+
+    public init(_ key: String, ascending: Bool = true, nulls: Nulls = .default) {
+        self.key = key
+        self.ascending = ascending
+        self.nulls = nulls
+    }
+
+    public static func ascending(_ key: String) -> SortKey { SortKey(key) }
+    public static func descending(_ key: String) -> SortKey { SortKey(key, ascending: false) }
+
+    func sql(for description: EntityDescription) throws -> String {
+        var term = SQLIdentifier.quote(try description.column(for: key)) + (ascending ? " ASC" : " DESC")
+        switch nulls {
+        case .default: break
+        case .first: term += " NULLS FIRST"
+        case .last: term += " NULLS LAST"
+        }
+        return term
+    }
+}

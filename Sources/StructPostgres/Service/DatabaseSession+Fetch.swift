@@ -1,0 +1,105 @@
+import PostgresNIO
+
+/// A fetch as the service receives it: Core Data's `NSFetchRequest`.
+struct FetchRequest: Sendable {
+    var filter: Filter?
+    var sort: [SortKey] = []
+    var limit: Int?
+    var offset: Int?
+}
+
+extension DatabaseSession {
+    func fetch<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest) async throws -> [E] {
+        let description = try await describe(E.self)
+        let columns = description.schema.columnOrder
+        var statement = Statement(
+            sql: "SELECT \(columns.map(SQLIdentifier.quote).joined(separator: ", ")) FROM \(description.schema.quotedTable)")
+        try appendWhere(request.filter, description, &statement)
+        if !request.sort.isEmpty {
+            statement.sql += " ORDER BY " + (try request.sort.map { try $0.sql(for: description) }).joined(separator: ", ")
+        }
+        if let limit = request.limit {
+            guard limit >= 0 else { throw invalid("limit \(limit) is negative", description) }
+            statement.sql += " LIMIT \(limit)"
+        }
+        if let offset = request.offset {
+            guard offset >= 0 else { throw invalid("offset \(offset) is negative", description) }
+            statement.sql += " OFFSET \(offset)"
+        }
+        let rows = try await runTagged(statement, description)
+        let layout = RowLayout(
+            entity: description.entity, schema: description.schema, naming: description.naming,
+            selected: columns, keyColumns: description.keyColumns)
+        var entities: [E] = []
+        entities.reserveCapacity(rows.count)
+        for row in rows {
+            let access = row.makeRandomAccess()
+            do {
+                entities.append(try E(from: RowDecoder(row: access, layout: layout)))
+            } catch let error as StructPostgresError {
+                throw error
+            } catch {
+                throw StructPostgresError(
+                    .decoding, "row of table '\(description.schema.table)' cannot be decoded as \(description.entity): \(error)",
+                    entity: description.entity, table: description.schema.table, rowKey: layout.describeKey(of: access))
+            }
+        }
+        return entities
+    }
+
+    func count<E: EntityProtocol>(_ type: E.Type, filter: Filter?) async throws -> Int {
+        let description = try await describe(E.self)
+        var statement = Statement(sql: "SELECT count(*) FROM \(description.schema.quotedTable)")
+        try appendWhere(filter, description, &statement)
+        let rows = try await runTagged(statement, description)
+        return Int(try rows[0].decode(Int64.self))
+    }
+
+    /// Deletes the rows with the unique keys of `entities`, with one statement.
+    func delete<E: EntityProtocol>(_ entities: [E]) async throws -> Int {
+        guard !entities.isEmpty else { return 0 }
+        let description = try await describe(E.self)
+        let batch = try BatchColumns(entities, description: description)
+        var statement = Statement(sql: "")
+        var parameters: [String] = []
+        for key in description.keyColumns {
+            let column = batch.columns.first { $0.name == key }!
+            let parameter = statement.bind(array: BinaryColumnArray(element: column.arrayType, values: column.values))
+            parameters.append("\(parameter)::\(column.arrayType.sqlName)[]")
+        }
+        let table = description.schema.quotedTable
+        let condition: String
+        if description.keyColumns.count == 1 {
+            let column = batch.columns.first { $0.name == description.keyColumns[0] }!
+            let list = column.needsCast ? "\(parameters[0])::\(column.info.typeName)[]" : parameters[0]
+            condition = "\(SQLIdentifier.quote(description.keyColumns[0])) = ANY(\(list))"
+        } else {
+            let names = description.keyColumns.map(SQLIdentifier.quote).joined(separator: ", ")
+            let casts = description.keyColumns.map { key in
+                let column = batch.columns.first { $0.name == key }!
+                return "k.\(SQLIdentifier.quote(key))" + (column.needsCast ? "::\(column.info.typeName)" : "")
+            }
+            condition = "(\(names)) IN (SELECT \(casts.joined(separator: ", ")) FROM unnest(\(parameters.joined(separator: ", "))) AS k(\(names)))"
+        }
+        statement.sql = "WITH deleted AS (DELETE FROM \(table) WHERE \(condition) RETURNING 1) SELECT count(*) FROM deleted"
+        let rows = try await runTagged(statement, description)
+        return Int(try rows[0].decode(Int64.self))
+    }
+
+    private func appendWhere(_ filter: Filter?, _ description: EntityDescription, _ statement: inout Statement) throws {
+        guard let filter else { return }
+        statement.sql += " WHERE " + (try filter.sql(for: description, into: &statement))
+    }
+
+    private func runTagged(_ statement: Statement, _ description: EntityDescription) async throws -> [PostgresRow] {
+        do {
+            return try await run(statement)
+        } catch let error as StructPostgresError {
+            throw error.with(entity: description.entity, table: description.schema.table)
+        }
+    }
+
+    private func invalid(_ message: String, _ description: EntityDescription) -> StructPostgresError {
+        StructPostgresError(.invalidValue, message, entity: description.entity, table: description.schema.table)
+    }
+}

@@ -1,0 +1,107 @@
+import Logging
+import PostgresNIO
+
+/// One SQL statement: text, bound values and, for opt-in logging, a rendering of those values.
+struct Statement {
+    var sql: String
+    var bindings = PostgresBindings()
+    var values: [ColumnValue] = []
+
+    mutating func bind(_ value: ColumnValue) -> String {
+        values.append(value)
+        if case .null = value { bindings.appendNull() } else { try! bindings.append(BinaryColumnValue(value: value)) }
+        return "$\(bindings.count)"
+    }
+
+    mutating func bind(array: BinaryColumnArray) -> String {
+        values.append(.array(Array(array.values.prefix(5)), element: array.element))
+        try! bindings.append(array)
+        return "$\(bindings.count)"
+    }
+}
+
+/// Runs statements on one connection: the pool's, for a single call, or a transaction's.
+struct DatabaseSession: Sendable {
+    let connection: PostgresConnection
+    let runtime: ServiceRuntime
+
+    /// Sends `statement` and reads all its rows.
+    func run(_ statement: Statement) async throws -> [PostgresRow] {
+        let configuration = runtime.configuration
+        var metadata: Logger.Metadata = ["sql": "\(statement.sql)", "binds": "\(statement.bindings.count)"]
+        if configuration.logBoundValues {
+            metadata["values"] = "\(statement.values.map(\.keyDescription).joined(separator: ", "))"
+        }
+        runtime.logger.debug("query", metadata: metadata)
+        let start = ContinuousClock.now
+        do {
+            let query = PostgresQuery(unsafeSQL: statement.sql, binds: statement.bindings)
+            let rows = try await connection.query(query, logger: runtime.logger).collect()
+            observe(statement, since: start, failed: false)
+            return rows
+        } catch {
+            observe(statement, since: start, failed: true)
+            let mapped = StructPostgresError.from(error, sql: statement.sql, revealValues: configuration.logBoundValues)
+            runtime.logger.debug("query failed", metadata: ["error": "\(mapped)"])
+            throw mapped
+        }
+    }
+
+    /// Runs SQL without parameters; several statements separated by `;` are allowed.
+    func execute(script: String) async throws {
+        runtime.logger.debug("script", metadata: ["sql": "\(script)"])
+        let start = ContinuousClock.now
+        let statement = Statement(sql: script)
+        do {
+            _ = try await connection.simpleQuery(script).get()
+            observe(statement, since: start, failed: false)
+        } catch {
+            observe(statement, since: start, failed: true)
+            throw StructPostgresError.from(error, sql: script, revealValues: runtime.configuration.logBoundValues)
+        }
+    }
+
+    private func observe(_ statement: Statement, since start: ContinuousClock.Instant, failed: Bool) {
+        runtime.configuration.queryObserver?(QueryEvent(
+            sql: statement.sql, parameterCount: statement.bindings.count,
+            duration: ContinuousClock.now - start, failed: failed))
+    }
+
+    /// The entity resolved against its table, from the catalog on first use.
+    func describe<E: EntityProtocol>(_ type: E.Type) async throws -> EntityDescription {
+        let schema = try await schema(of: E.table, entity: "\(E.self)")
+        return try EntityDescription(E.self, schema: schema)
+    }
+
+    func schema(of table: String, entity: String) async throws -> TableSchema {
+        if let known = runtime.cachedSchema(table) { return known }
+        let quoted = SQLIdentifier.quoteQualified(table)
+        var lookup = Statement(sql: "SELECT to_regclass($1)::oid::int8")
+        _ = lookup.bind(.text(quoted))
+        let found = try await run(lookup)
+        guard let oidCell = found.first?.makeRandomAccess()[0], oidCell.bytes != nil else {
+            throw StructPostgresError(
+                .undefinedTable, "table '\(table)' of entity \(entity) does not exist",
+                sqlState: SQLState.undefinedTable, entity: entity, table: table)
+        }
+        let oid = try oidCell.decode(Int64.self)
+        var columnsQuery = Statement(sql: TableSchema.columnsSQL)
+        _ = columnsQuery.bind(.int8(oid))
+        var columns: [String: TableSchema.Column] = [:]
+        var order: [String] = []
+        for row in try await run(columnsQuery) {
+            let (name, typeName, baseName, category, typmod) = try row.decode((String, String, String, String, Int32).self)
+            let hasLength = ["varchar", "bpchar"].contains(baseName) && typmod > 4
+            columns[name] = .init(
+                name: name, typeName: typeName, baseName: baseName, category: category.first ?? "X",
+                maxLength: hasLength ? Int(typmod - 4) : nil)
+            order.append(name)
+        }
+        var keysQuery = Statement(sql: TableSchema.uniqueKeysSQL)
+        _ = keysQuery.bind(.int8(oid))
+        let keys = try await run(keysQuery).map { try [String].decode($0.makeRandomAccess()[0]) }
+        let schema = TableSchema(table: table, quotedTable: quoted, columns: columns, columnOrder: order, uniqueKeys: keys)
+        runtime.store(schema)
+        return schema
+    }
+}

@@ -1,0 +1,52 @@
+import Logging
+
+extension PostgresService {
+    /// Everything a ``PostgresService`` needs: where to connect, the pool, logging and retries.
+    public struct Configuration: Sendable {
+        public var connection: ConnectionSettings
+        public var pool: PoolOptions
+        /// Receives one `debug` line per statement (SQL only) and errors.
+        public var logger: Logger
+        /// Log bound values, and keep PostgreSQL's `DETAIL` (which quotes values) in errors. Off by default.
+        public var logBoundValues: Bool
+        /// How often a transaction failing with SQLSTATE 40001 or 40P01 is run again before its error is thrown.
+        public var maxTransactionRetries: Int
+        /// Called after every statement the service sends; useful for counting statements in tests.
+        public var queryObserver: (@Sendable (QueryEvent) -> Void)?
+
+        public init(
+            connection: ConnectionSettings, pool: PoolOptions = .init(),
+            logger: Logger = Logger(label: "StructPostgres"), logBoundValues: Bool = false,
+            maxTransactionRetries: Int = 3, queryObserver: (@Sendable (QueryEvent) -> Void)? = nil
+        ) {
+            self.connection = connection
+            self.pool = pool
+            self.logger = logger
+            self.logBoundValues = logBoundValues
+            self.maxTransactionRetries = maxTransactionRetries
+            self.queryObserver = queryObserver
+        }
+
+        /// A configuration from a `postgres://` URL.
+        public init(url: String, pool: PoolOptions = .init()) throws {
+            self.init(connection: try ConnectionSettings(url: url), pool: pool)
+        }
+
+        /// A configuration from `DATABASE_URL` or libpq's `PG*` variables.
+        public static func fromEnvironment(pool: PoolOptions = .init()) throws -> Configuration {
+            Configuration(connection: try ConnectionSettings.fromEnvironment(), pool: pool)
+        }
+    }
+}
+
+/// One statement the service sent, as seen by ``PostgresService/Configuration-swift.struct/queryObserver``.
+public struct QueryEvent: Sendable {
+    /// The SQL, without bound values.
+    public var sql: String
+    /// How many values were bound.
+    public var parameterCount: Int
+    /// How long the statement took, until its last row was read.
+    public var duration: Duration
+    /// Whether it failed.
+    public var failed: Bool
+}

@@ -1,0 +1,98 @@
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+
+/// The entry point: a pool of connections to one database and the ``CoreDataServiceProtocol`` on it.
+///
+/// Run it as a `ServiceLifecycle` service, next to your server:
+/// ```swift
+/// let service = try PostgresService(configuration: .fromEnvironment())
+/// let group = ServiceGroup(services: [service, app], logger: logger)
+/// try await group.run()
+/// ```
+/// or around a closure, which starts the pool and stops it afterwards:
+/// ```swift
+/// try await PostgresService.withService(configuration: .init(url: "postgres://app@localhost/shop")) { db in
+///     try await db.update(entities: books)
+///     let cheap: [BookModel] = try await db.fetch(where: .equal("publisher", "Apress"), sortedBy: [.ascending("price")])
+/// }
+/// ```
+public final class PostgresService: CoreDataServiceProtocol, Service {
+    public let configuration: Configuration
+    let runtime: ServiceRuntime
+
+    /// Creates the service; no connection is opened until ``run()`` runs and a call needs one.
+    public init(configuration: Configuration) throws {
+        self.configuration = configuration
+        let client = PostgresClient(
+            configuration: try configuration.connection.clientConfiguration(pool: configuration.pool),
+            backgroundLogger: configuration.logger)
+        self.runtime = ServiceRuntime(configuration: configuration, client: client)
+    }
+
+    /// Runs the connection pool until the task is cancelled or graceful shutdown is triggered.
+    public func run() async throws {
+        await runtime.client.run()
+    }
+
+    /// Starts a service, runs `body` with it, and stops it, also when `body` throws.
+    public static func withService<T>(
+        configuration: Configuration, _ body: (PostgresService) async throws -> T
+    ) async throws -> T {
+        let service = try PostgresService(configuration: configuration)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await service.run() }
+            defer { group.cancelAll() }
+            return try await body(service)
+        }
+    }
+
+    /// How many pooled connections are leased right now.
+    public var connectionsInUse: Int { runtime.connectionsInUse }
+
+    // MARK: CoreDataServiceProtocol
+
+    public func fetch<Model: EntityConvertible>(
+        _ type: Model.Type, where filter: Filter?, sortedBy sort: [SortKey], limit: Int?
+    ) async throws -> [Model] {
+        try await withSession { try await EntityOperations.fetch($0, FetchRequest(filter: filter, sort: sort, limit: limit)) }
+    }
+
+    public func count<Model: EntityConvertible>(_ type: Model.Type, where filter: Filter?) async throws -> Int {
+        try await withSession { try await $0.count(Model.Entity.self, filter: filter) }
+    }
+
+    @discardableResult
+    public func update<Model: EntityConvertible>(entities: [Model], options: UpsertOptions) async throws -> UpsertResult {
+        let batches = try EntityOperations.unitOfWork(entities)
+        guard !batches.isEmpty else { return UpsertResult() }
+        if batches.count == 1 {
+            return try await withSession { try await EntityOperations.write(batches, in: $0, options: options) }
+        }
+        return try await transaction { try await EntityOperations.write(batches, in: $0.session, options: options) }
+    }
+
+    @discardableResult
+    public func delete<Model: EntityConvertible>(entities: [Model]) async throws -> Int {
+        try await withSession { try await EntityOperations.delete(entities, in: $0) }
+    }
+
+    // MARK: Raw SQL and maintenance
+
+    /// Runs SQL text as it is: no parameters, several statements allowed. For DDL and scripts.
+    public func execute(unsafeSQL sql: String) async throws {
+        try await withSession { try await $0.execute(script: sql) }
+    }
+
+    /// Leases a connection for `body`; the connection must not escape it.
+    public func withConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        try await runtime.withConnection(body)
+    }
+
+    /// Forgets the table layouts read from the catalog, after the schema changed under a running service.
+    public func forgetSchemaCache() { runtime.forgetSchemas() }
+
+    func withSession<T>(_ body: (DatabaseSession) async throws -> T) async throws -> T {
+        try await runtime.withConnection { try await body(DatabaseSession(connection: $0, runtime: runtime)) }
+    }
+}

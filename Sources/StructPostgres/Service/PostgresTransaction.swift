@@ -1,0 +1,122 @@
+import Synchronization
+
+/// The service inside a transaction: the same fetch, update, delete and count, on the transaction's
+/// connection. Handed to the closure of ``PostgresService/transaction(_:_:)``; unusable after it returns.
+///
+/// ``transaction(_:)`` nests a savepoint: its failure rolls back only what it did.
+public final class PostgresTransaction: CoreDataServiceProtocol {
+    enum State { case active, suspended, finished }
+
+    let session: DatabaseSession
+    let depth: Int
+    private let state = Mutex<State>(.active)
+
+    private init(session: DatabaseSession, depth: Int) {
+        self.session = session
+        self.depth = depth
+    }
+
+    static func run<T>(
+        on session: DatabaseSession, options: TransactionOptions, _ body: (PostgresTransaction) async throws -> T
+    ) async throws -> T {
+        try await session.execute(statement: options.beginSQL)
+        let transaction = PostgresTransaction(session: session, depth: 0)
+        defer { transaction.finish() }
+        let result: T
+        do {
+            result = try await body(transaction)
+            transaction.finish()
+        } catch {
+            transaction.finish()
+            try? await session.execute(statement: "ROLLBACK")
+            throw error
+        }
+        do {
+            try await session.execute(statement: "COMMIT")
+        } catch {
+            try? await session.execute(statement: "ROLLBACK")
+            throw error
+        }
+        return result
+    }
+
+    /// Runs `body` inside a savepoint: if it throws, only its work is rolled back and the error is
+    /// rethrown; this transaction goes on. While it runs, use the inner transaction, not this one.
+    public func transaction<T>(_ body: (PostgresTransaction) async throws -> T) async throws -> T {
+        try ensureActive()
+        let name = "structpg_sp_\(depth + 1)"
+        try await session.execute(statement: "SAVEPOINT \(name)")
+        state.withLock { $0 = .suspended }
+        let inner = PostgresTransaction(session: session, depth: depth + 1)
+        defer {
+            inner.finish()
+            state.withLock { if $0 == .suspended { $0 = .active } }
+        }
+        do {
+            let result = try await body(inner)
+            inner.finish()
+            try await session.execute(statement: "RELEASE SAVEPOINT \(name)")
+            return result
+        } catch {
+            inner.finish()
+            try? await session.execute(statement: "ROLLBACK TO SAVEPOINT \(name)")
+            throw error
+        }
+    }
+
+    /// Runs SQL text inside the transaction: no parameters, several statements allowed.
+    public func execute(unsafeSQL sql: String) async throws {
+        try ensureActive()
+        try await session.execute(script: sql)
+    }
+
+    // MARK: CoreDataServiceProtocol
+
+    public func fetch<Model: EntityConvertible>(
+        _ type: Model.Type, where filter: Filter?, sortedBy sort: [SortKey], limit: Int?
+    ) async throws -> [Model] {
+        try ensureActive()
+        return try await EntityOperations.fetch(session, FetchRequest(filter: filter, sort: sort, limit: limit))
+    }
+
+    public func count<Model: EntityConvertible>(_ type: Model.Type, where filter: Filter?) async throws -> Int {
+        try ensureActive()
+        return try await session.count(Model.Entity.self, filter: filter)
+    }
+
+    @discardableResult
+    public func update<Model: EntityConvertible>(entities: [Model], options: UpsertOptions) async throws -> UpsertResult {
+        try ensureActive()
+        let batches = try EntityOperations.unitOfWork(entities)
+        guard batches.count > 1 else { return try await EntityOperations.write(batches, in: session, options: options) }
+        // Several tables: a savepoint keeps the batch all-or-nothing even if the caller catches the error.
+        return try await transaction { try await EntityOperations.write(batches, in: $0.session, options: options) }
+    }
+
+    @discardableResult
+    public func delete<Model: EntityConvertible>(entities: [Model]) async throws -> Int {
+        try ensureActive()
+        return try await EntityOperations.delete(entities, in: session)
+    }
+
+    private func finish() { state.withLock { $0 = .finished } }
+
+    private func ensureActive() throws {
+        let current = state.withLock { $0 }
+        switch current {
+        case .active: return
+        case .suspended:
+            throw StructPostgresError(
+                .transactionMisuse, "this transaction has a nested transaction open; use the value passed to the nested closure")
+        case .finished:
+            throw StructPostgresError(
+                .transactionMisuse, "the transaction has ended; a transaction cannot be used outside its closure")
+        }
+    }
+}
+
+extension DatabaseSession {
+    func execute(statement sql: String) async throws {
+        _ = try await run(Statement(sql: sql))
+    }
+}

@@ -1,0 +1,42 @@
+/// What an upsert does when a row with the same unique key already exists.
+public struct UpsertOptions: Sendable, Equatable {
+    enum Conflict: Sendable, Equatable {
+        case updateAll
+        case update([String])
+        case ignore
+    }
+    let conflict: Conflict
+
+    /// Insert new rows, update every column of existing ones (`ON CONFLICT DO UPDATE`). The default.
+    public static let upsert = UpsertOptions(conflict: .updateAll)
+    /// Insert new rows, leave existing ones untouched (`ON CONFLICT DO NOTHING`).
+    public static let insertIfAbsent = UpsertOptions(conflict: .ignore)
+    /// Insert new rows; of existing ones, update only these properties or columns.
+    public static func updating(_ keys: [String]) -> UpsertOptions { UpsertOptions(conflict: .update(keys)) }
+    /// Insert new rows; of existing ones, update only these properties or columns.
+    public static func updating(_ keys: String...) -> UpsertOptions { updating(keys) }
+}
+
+/// What an upsert did.
+public struct UpsertResult: Sendable, Equatable {
+    /// Rows that did not exist before.
+    public var inserted = 0
+    /// Existing rows that were updated.
+    public var updated = 0
+    /// Existing rows left untouched (``UpsertOptions/insertIfAbsent``).
+    public var skipped = 0
+    /// Entities dropped because a later one in the same batch had the same unique key.
+    public var merged = 0
+
+    public init(inserted: Int = 0, updated: Int = 0, skipped: Int = 0, merged: Int = 0) {
+        self.inserted = inserted
+        self.updated = updated
+        self.skipped = skipped
+        self.merged = merged
+    }
+
+    static func + (lhs: Self, rhs: Self) -> Self {
+        Self(inserted: lhs.inserted + rhs.inserted, updated: lhs.updated + rhs.updated,
+             skipped: lhs.skipped + rhs.skipped, merged: lhs.merged + rhs.merged)
+    }
+}

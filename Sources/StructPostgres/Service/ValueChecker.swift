@@ -1,0 +1,104 @@
+import Foundation
+
+/// Checks one column's values against the column's type before anything is sent.
+struct ValueChecker {
+    let entity: String
+    let table: String
+    let column: TableSchema.Column
+    let property: String
+    let rowKey: (Int) -> String
+
+    /// Returns the wire type shared by the non-null values.
+    func check(_ values: [ColumnValue]) throws -> WireType? {
+        guard let first = values.firstIndex(where: { $0 != .null }) else { return nil }
+        let wire = values[first].wireType!
+        let isArray = values[first].isArray
+        try checkCompatible(wire: wire, isArray: isArray)
+        for (row, value) in values.enumerated() where value != .null {
+            guard value.wireType == wire, value.isArray == isArray else {
+                throw fail(.unsupportedType, "values of property '\(property)' do not all have the same type", row: row)
+            }
+            try checkValue(value, row: row)
+        }
+        return wire
+    }
+
+    private func checkCompatible(wire: WireType, isArray: Bool) throws {
+        let base = column.baseName
+        let fits: Bool
+        if isArray {
+            fits = column.isArray
+        } else if column.isArray {
+            fits = wire == .text
+        } else {
+            switch wire {
+            case .text: fits = true
+            case .uuid: fits = base == "uuid" || column.isStringLike
+            case .bool: fits = base == "bool"
+            case .int2, .int4, .int8, .float4, .float8, .numeric: fits = column.category == "N"
+            case .timestamptz: fits = ["timestamptz", "timestamp", "date"].contains(base)
+            case .bytea: fits = base == "bytea"
+            case .jsonb: fits = base == "jsonb" || base == "json" || column.isStringLike
+            }
+        }
+        guard fits else {
+            let swiftSide = isArray ? "an array" : wire.rawValue
+            throw StructPostgresError(
+                .unsupportedType,
+                "property '\(property)' holds \(swiftSide) values, which column '\(column.name)' of type \(column.typeName) cannot store",
+                entity: entity, table: table, column: column.name, property: property)
+        }
+    }
+
+    private func checkValue(_ value: ColumnValue, row: Int) throws {
+        switch value {
+        case .text(let text), .jsonb(let text):
+            if text.utf8.contains(0) {
+                throw fail(.invalidValue, "a string holds a NUL byte (\\0), which PostgreSQL cannot store", row: row,
+                           sqlState: SQLState.characterNotInRepertoire)
+            }
+            if case .jsonb = value, text.contains("\\u0000") {
+                throw fail(.invalidValue, "JSON holds \\u0000, which jsonb cannot store", row: row,
+                           sqlState: SQLState.untranslatableCharacter)
+            }
+            if let limit = column.maxLength, text.unicodeScalars.count > limit {
+                throw fail(.invalidValue, "a string of \(text.unicodeScalars.count) characters is longer than \(column.typeName)",
+                           row: row, sqlState: SQLState.stringDataRightTruncation)
+            }
+        case .array(let elements, _):
+            for element in elements { try checkValue(element, row: row) }
+        case .int2, .int4, .int8, .numeric:
+            try checkRange(value, row: row)
+        default:
+            break
+        }
+    }
+
+    private func checkRange(_ value: ColumnValue, row: Int) throws {
+        let bounds: (min: Decimal, max: Decimal)
+        switch column.baseName {
+        case "int2": bounds = (Decimal(Int16.min), Decimal(Int16.max))
+        case "int4": bounds = (Decimal(Int32.min), Decimal(Int32.max))
+        case "int8": bounds = (Decimal(Int64.min), Decimal(Int64.max))
+        default: return
+        }
+        let number: Decimal =
+            switch value {
+            case .int2(let v): Decimal(Int(v))
+            case .int4(let v): Decimal(Int(v))
+            case .int8(let v): Decimal(v)
+            case .numeric(let v): v
+            default: 0
+            }
+        if number < bounds.min || number > bounds.max {
+            throw fail(.invalidValue, "value \(number) is out of range for column '\(column.name)' of type \(column.typeName)",
+                       row: row, sqlState: SQLState.numericValueOutOfRange)
+        }
+    }
+
+    private func fail(_ code: StructPostgresError.Code, _ message: String, row: Int, sqlState: String? = nil) -> StructPostgresError {
+        StructPostgresError(
+            code, "\(entity).\(property): \(message)", sqlState: sqlState, entity: entity, table: table,
+            column: column.name, property: property, rowKey: rowKey(row))
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import StructPostgres
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A throwaway PostgreSQL cluster: created in a temporary directory, listening on 127.0.0.1 and a
+/// free port, removed by ``stop()``, and also when the process that started it ends in any way
+/// (a watchdog process stops it once this process is gone).
+///
+/// When running as root, the cluster runs as the `postgres` OS user, since `initdb` refuses root.
+public final class LocalPostgresCluster: Sendable {
+    /// Settings of the superuser `postgres` on the `postgres` database.
+    public let settings: ConnectionSettings
+    let directory: String
+    let binaries: PostgresBinaries
+    let osUser: String?
+
+    /// Creates and starts a cluster. Takes a few seconds.
+    public static func start() throws -> LocalPostgresCluster {
+        let binaries = try PostgresBinaries.locate()
+        let osUser: String? = geteuid() == 0 ? "postgres" : nil
+        let directory = try makeDirectory(owner: osUser)
+        do {
+            return try LocalPostgresCluster(binaries: binaries, directory: directory, osUser: osUser)
+        } catch {
+            try? FileManager.default.removeItem(atPath: directory)
+            throw error
+        }
+    }
+
+    private init(binaries: PostgresBinaries, directory: String, osUser: String?) throws {
+        self.binaries = binaries
+        self.directory = directory
+        self.osUser = osUser
+        let password = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let passwordFile = directory + "/pwfile"
+        try password.write(toFile: passwordFile, atomically: true, encoding: .utf8)
+        if let osUser { try Shell.output("chown", [osUser, passwordFile]) }
+        let data = directory + "/data"
+        try Shell.output(binaries.initdb, [
+            "-D", data, "-U", "postgres", "--pwfile=\(passwordFile)", "-E", "UTF8", "--locale=C",
+            "--auth-local=trust", "--auth-host=scram-sha-256", "--no-sync",
+        ], as: osUser)
+        try? FileManager.default.removeItem(atPath: passwordFile)
+        let port = try Self.freePort()
+        let options = [
+            "-p \(port)", "-k \(directory)", "-c listen_addresses=127.0.0.1", "-c fsync=off",
+            "-c synchronous_commit=off", "-c full_page_writes=off", "-c max_connections=300",
+            "-c shared_buffers=128MB",
+        ].joined(separator: " ")
+        Self.startWatchdog(pgCtl: binaries.pgCtl, data: data, directory: directory, osUser: osUser)
+        try Shell.output(binaries.pgCtl, ["-D", data, "-l", directory + "/server.log", "-w", "-t", "60", "-o", options, "start"], as: osUser)
+        var settings = ConnectionSettings(host: "127.0.0.1", port: port, user: "postgres", password: password, database: "postgres")
+        settings.sslMode = .disable
+        self.settings = settings
+    }
+
+    /// Stops the server and deletes its directory.
+    public func stop() {
+        _ = try? Shell.output(binaries.pgCtl, ["-D", directory + "/data", "-m", "fast", "-w", "stop"], as: osUser)
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// The server's log so far, for diagnosing a failed test.
+    public var serverLog: String {
+        (try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? ""
+    }
+
+    private static func makeDirectory(owner: String?) throws -> String {
+        let base = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
+        var template = Array("\(base)/structpg-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw TestDatabaseError("cannot create a temporary directory in \(base)") }
+        let path = String(cString: made)
+        if let owner { try Shell.output("chown", [owner, path]) }
+        return path
+    }
+
+    /// Asks the kernel for a free TCP port on 127.0.0.1.
+    private static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestDatabaseError("cannot open a socket to find a free port") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw TestDatabaseError("cannot bind a socket on 127.0.0.1 to find a free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// A detached shell that waits for this process to end, then stops the server and removes its files.
+    private static func startWatchdog(pgCtl: String, data: String, directory: String, osUser: String?) {
+        let runAs = osUser.map { "runuser -u \($0) -- " } ?? ""
+        let script = """
+            while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done
+            \(runAs)'\(pgCtl)' -D '\(data)' -m immediate stop >/dev/null 2>&1
+            rm -rf '\(directory)'
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["setsid", "sh", "-c", script]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try? process.run()
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import Logging
+import StructPostgres
+
+/// The PostgreSQL server that tests use, and a fresh database per test.
+///
+/// Uses `DATABASE_URL` when set (docker compose, a developer's own server; the user must be allowed
+/// to create databases); otherwise starts one ``LocalPostgresCluster`` per test process.
+///
+/// ```swift
+/// @Test func storesBooks() async throws {
+///     try await TestPostgres.withDatabase { service in
+///         try await service.execute(unsafeSQL: "CREATE TABLE books (uuid uuid PRIMARY KEY, title text)")
+///         try await service.update(entities: [Book(uuid: UUID(), title: "Dune")])
+///         #expect(try await service.count(Book.self) == 1)
+///     }
+/// }
+/// ```
+public enum TestPostgres {
+    /// Settings of a user that may create databases, on its maintenance database.
+    public static func adminSettings() async throws -> ConnectionSettings {
+        try await SharedServer.instance.settings()
+    }
+
+    /// Creates an empty database, runs `body` with a service connected to it, then drops the database,
+    /// also when `body` throws.
+    public static func withDatabase<T>(
+        pool: PoolOptions = PoolOptions(maxConnections: 4),
+        configure: (inout PostgresService.Configuration) -> Void = { _ in },
+        _ body: (PostgresService) async throws -> T
+    ) async throws -> T {
+        let database = try await TestDatabase.create()
+        var configuration = PostgresService.Configuration(connection: database.settings, pool: pool)
+        configure(&configuration)
+        do {
+            let result = try await PostgresService.withService(configuration: configuration, body)
+            try await database.drop()
+            return result
+        } catch {
+            try? await database.drop()
+            throw error
+        }
+    }
+}
+
+/// One database created for a test; drop it when done.
+public struct TestDatabase: Sendable {
+    /// Settings that connect to this database.
+    public let settings: ConnectionSettings
+    let admin: ConnectionSettings
+
+    /// Creates an empty database named `test_<random>` on the test server.
+    public static func create() async throws -> TestDatabase {
+        let admin = try await TestPostgres.adminSettings()
+        let name = "test_" + UUID().uuidString.prefix(13).replacingOccurrences(of: "-", with: "").lowercased()
+        try await Self.admin(admin) { try await $0.execute(unsafeSQL: "CREATE DATABASE \(name) TEMPLATE template0") }
+        var settings = admin
+        settings.database = name
+        return TestDatabase(settings: settings, admin: admin)
+    }
+
+    /// Drops the database, closing any connection still open to it.
+    public func drop() async throws {
+        try await Self.admin(admin) { try await $0.execute(unsafeSQL: "DROP DATABASE IF EXISTS \(settings.database) WITH (FORCE)") }
+    }
+
+    private static func admin(_ settings: ConnectionSettings, _ body: (PostgresService) async throws -> Void) async throws {
+        let configuration = PostgresService.Configuration(connection: settings, pool: PoolOptions(maxConnections: 1))
+        try await PostgresService.withService(configuration: configuration, body)
+    }
+}
+
+/// Starts the local cluster once per process, on first use.
+actor SharedServer {
+    static let instance = SharedServer()
+    private var cached: ConnectionSettings?
+    private var cluster: LocalPostgresCluster?
+
+    func settings() throws -> ConnectionSettings {
+        if let cached { return cached }
+        let environment = ProcessInfo.processInfo.environment
+        if let url = environment["DATABASE_URL"], !url.isEmpty {
+            cached = try ConnectionSettings(url: url, environment: environment)
+        } else {
+            let cluster = try LocalPostgresCluster.start()
+            self.cluster = cluster
+            SharedServer.stopAtExit(cluster)
+            cached = cluster.settings
+        }
+        return cached!
+    }
+
+    private static func stopAtExit(_ cluster: LocalPostgresCluster) {
+        ClusterRegistry.started.withLock { $0.append(cluster) }
+        atexit { ClusterRegistry.stopAll() }
+    }
+}
+
+import Synchronization
+
+enum ClusterRegistry {
+    static let started = Mutex<[LocalPostgresCluster]>([])
+    static func stopAll() {
+        let clusters = started.withLock { list in
+            defer { list.removeAll() }
+            return list
+        }
+        for cluster in clusters { cluster.stop() }
+    }
+}
