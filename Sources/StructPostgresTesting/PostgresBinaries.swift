@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Finds the PostgreSQL server programs (`initdb`, `pg_ctl`, `postgres`) on this machine.
 struct PostgresBinaries: Sendable {
     let directory: String
@@ -37,24 +41,35 @@ public struct TestDatabaseError: Error, CustomStringConvertible, Sendable {
 }
 
 /// Runs programs and collects their output.
+///
+/// Uses `posix_spawn` and `waitpid` rather than `Foundation.Process`: `pg_ctl start` leaves a server
+/// running that inherits the child's descriptors, and `Process` then never reports the exit.
 enum Shell {
     @discardableResult
     static func output(_ program: String, _ arguments: [String], as user: String? = nil) throws -> String {
-        let process = Process()
         var command = [program] + arguments
         if let user { command = ["runuser", "-u", user, "--"] + command }
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = command
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        guard process.terminationStatus == 0 else {
-            throw TestDatabaseError("\(command.joined(separator: " ")) failed (exit \(process.terminationStatus)): \(text)")
+        let outputPath = NSTemporaryDirectory() + "structpg-output-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: outputPath) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv = (["/usr/bin/env"] + command).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, "/usr/bin/env", &actions, nil, argv, environ)
+        guard spawned == 0 else {
+            throw TestDatabaseError("cannot start \(command.joined(separator: " ")): error \(spawned)")
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        let exitCode = (status >> 8) & 0xff
+        guard status & 0x7f == 0, exitCode == 0 else {
+            throw TestDatabaseError("\(command.joined(separator: " ")) failed (status \(status)): \(text)")
         }
         return text
     }
