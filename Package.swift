@@ -47,7 +47,10 @@ let package = Package(
         ),
         .testTarget(
             name: "StructPostgresIntegrationTests",
-            dependencies: ["StructPostgres", "StructPostgresTesting"],
+            dependencies: [
+                "StructPostgres", "StructPostgresTesting",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
     ]

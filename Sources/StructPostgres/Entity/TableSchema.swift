@@ -10,6 +10,8 @@ struct TableSchema: Sendable {
         let category: Character
         /// The declared length of `varchar(n)` / `char(n)`.
         let maxLength: Int?
+        /// The declared precision and scale of `numeric(p, s)`.
+        let numericPrecision: (precision: Int, scale: Int)?
 
         var isArray: Bool { category == "A" }
         var isStringLike: Bool { category == "S" }

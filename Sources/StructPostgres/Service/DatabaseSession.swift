@@ -92,9 +92,11 @@ struct DatabaseSession: Sendable {
         for row in try await run(columnsQuery) {
             let (name, typeName, baseName, category, typmod) = try row.decode((String, String, String, String, Int32).self)
             let hasLength = ["varchar", "bpchar"].contains(baseName) && typmod > 4
+            let hasPrecision = baseName == "numeric" && typmod > 4
             columns[name] = .init(
                 name: name, typeName: typeName, baseName: baseName, category: category.first ?? "X",
-                maxLength: hasLength ? Int(typmod - 4) : nil)
+                maxLength: hasLength ? Int(typmod - 4) : nil,
+                numericPrecision: hasPrecision ? (Int((typmod - 4) >> 16), Int((typmod - 4) & 0xffff)) : nil)
             order.append(name)
         }
         var keysQuery = Statement(sql: TableSchema.uniqueKeysSQL)

@@ -101,7 +101,7 @@ public final class PostgresTransaction: CoreDataServiceProtocol {
 
     private func finish() { state.withLock { $0 = .finished } }
 
-    private func ensureActive() throws {
+    func ensureActive() throws {
         let current = state.withLock { $0 }
         switch current {
         case .active: return

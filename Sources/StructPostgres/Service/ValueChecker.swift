@@ -69,6 +69,11 @@ struct ValueChecker {
             for element in elements { try checkValue(element, row: row) }
         case .int2, .int4, .int8, .numeric:
             try checkRange(value, row: row)
+        case .float8(let double) where column.baseName == "float4":
+            if double.isFinite && abs(double) > Double(Float.greatestFiniteMagnitude) {
+                throw fail(.invalidValue, "value \(double) is out of range for column '\(column.name)' of type real",
+                           row: row, sqlState: SQLState.numericValueOutOfRange)
+            }
         default:
             break
         }
@@ -80,6 +85,12 @@ struct ValueChecker {
         case "int2": bounds = (Decimal(Int16.min), Decimal(Int16.max))
         case "int4": bounds = (Decimal(Int32.min), Decimal(Int32.max))
         case "int8": bounds = (Decimal(Int64.min), Decimal(Int64.max))
+        case "numeric":
+            guard let (precision, scale) = column.numericPrecision else { return }
+            // numeric(p, s) holds values whose absolute value is below 10^(p - s).
+            var limit = Decimal(1)
+            for _ in 0..<(precision - scale) { limit *= 10 }
+            bounds = (-limit + Decimal(sign: .plus, exponent: -scale, significand: 1) / 2, limit - Decimal(sign: .plus, exponent: -scale, significand: 1) / 2)
         default: return
         }
         let number: Decimal =
