@@ -1,0 +1,131 @@
+import Foundation
+import StructPostgres
+import Testing
+
+@Suite struct UpsertTests {
+    private func books(_ count: Int, price: Double = 1) -> [BookModel] {
+        (0..<count).map { BookModel(uuid: UUID(), title: "Book \($0)", price: price, publisher: "P\($0 % 7)") }
+    }
+
+    @Test func insertsNewRowsAndUpdatesExistingOnesInPlace() async throws {
+        try await withTables(BookSchema.create) { service, _ in
+            let first = books(5)
+            let inserted = try await service.update(entities: first)
+            #expect(inserted == UpsertResult(inserted: 5))
+
+            var changed = Array(first.prefix(2))
+            changed[0].title = "Renamed"
+            changed[1].price = 99
+            let fresh = books(3)
+            let result = try await service.update(entities: changed + fresh)
+            #expect(result == UpsertResult(inserted: 3, updated: 2))
+            #expect(try await rowCount("books", service) == 8)
+            let stored: [BookModel] = try await service.fetch(where: .equal("uuid", first[0].uuid))
+            #expect(stored == [changed[0]])
+            let repriced: [BookModel] = try await service.fetch(where: .equal("uuid", first[1].uuid))
+            #expect(repriced.first?.price == 99)
+        }
+    }
+
+    @Test func aBatchOfTenThousandIsOneStatement() async throws {
+        try await withTables(BookSchema.create) { service, log in
+            let batch = books(10_000)
+            try await service.update(entities: Array(batch.prefix(1)))  // loads the table layout once
+            log.reset()
+            let result = try await service.update(entities: batch)
+            #expect(result == UpsertResult(inserted: 9_999, updated: 1))
+            #expect(log.all.count == 1)
+            #expect(log.all.first?.hasPrefix("WITH upserted AS (INSERT INTO \"books\"") == true)
+            #expect(log.all.first?.contains("unnest(") == true)
+
+            log.reset()
+            let again = try await service.update(entities: batch.map { var b = $0; b.price = 2; return b })
+            #expect(again == UpsertResult(updated: 10_000))
+            #expect(log.all.count == 1)
+            #expect(try await rowCount("books", service) == 10_000)
+            let rows = try await service.query("SELECT count(*) FROM books WHERE price = 2")
+            #expect(try rows[0].decode(Int64.self) == 10_000)
+        }
+    }
+
+    @Test func duplicateKeysInOneBatchAreMergedLastWins() async throws {
+        try await withTables(BookSchema.create) { service, _ in
+            let book = BookModel(uuid: UUID(), title: "First", price: 1, publisher: nil)
+            var second = book
+            second.title = "Second"
+            var third = book
+            third.title = "Third"
+            let other = books(1)[0]
+            let result = try await service.update(entities: [book, other, second, third])
+            #expect(result == UpsertResult(inserted: 2, merged: 2))
+            let stored: [BookModel] = try await service.fetch(where: .equal("uuid", book.uuid))
+            #expect(stored.map(\.title) == ["Third"])
+        }
+    }
+
+    @Test func anEmptyBatchSendsNothing() async throws {
+        try await withTables(BookSchema.create) { service, log in
+            let result = try await service.update(entities: [BookModel]())
+            #expect(result == UpsertResult())
+            #expect(try await service.delete(entities: [BookModel]()) == 0)
+            #expect(log.all.isEmpty)
+        }
+    }
+
+    @Test func insertIfAbsentLeavesExistingRowsUntouched() async throws {
+        try await withTables(BookSchema.create) { service, _ in
+            let existing = books(3)
+            try await service.update(entities: existing)
+            let renamed = existing.map { var b = $0; b.title = "changed"; return b }
+            let result = try await service.update(entities: renamed + books(2), options: .insertIfAbsent)
+            #expect(result == UpsertResult(inserted: 2, skipped: 3))
+            #expect(try await service.count(BookModel.self, where: .equal("title", "changed")) == 0)
+            #expect(try await rowCount("books", service) == 5)
+        }
+    }
+
+    @Test func anUpdateLimitedToChosenColumnsKeepsTheOthers() async throws {
+        try await withTables(BookSchema.create) { service, _ in
+            let original = books(2, price: 10)
+            try await service.update(entities: original)
+            let edited = original.map { var b = $0; b.title = "not applied"; b.price = 20; return b }
+            let result = try await service.update(entities: edited, options: .updating("price"))
+            #expect(result == UpsertResult(updated: 2))
+            let stored: [BookModel] = try await service.fetch(sortedBy: [.ascending("title")])
+            #expect(stored.map(\.title) == original.map(\.title).sorted { ($0 ?? "") < ($1 ?? "") })
+            #expect(stored.allSatisfy { $0.price == 20 })
+        }
+    }
+
+    @Test func aCompositeUniqueKeyIsTheConflictTarget() async throws {
+        try await withTables(Membership.create) { service, log in
+            let members = [
+                Membership(storeCode: "amazon", userName: "ann", level: 1),
+                Membership(storeCode: "amazon", userName: "bob", level: 1),
+                Membership(storeCode: "safari", userName: "ann", level: 1),
+            ]
+            #expect(try await service.update(entities: members) == UpsertResult(inserted: 3))
+            log.reset()
+            let promoted = Membership(storeCode: "safari", userName: "ann", level: 5)
+            #expect(try await service.update(entities: [promoted]) == UpsertResult(updated: 1))
+            #expect(log.all.first?.contains("ON CONFLICT (\"store_code\", \"user_name\")") == true)
+            let stored = try await service.fetch(Membership.self, where: .equal("storeCode", "safari"))
+            #expect(stored == [promoted])
+            #expect(try await service.delete(entities: [members[0], promoted]) == 2)
+            #expect(try await service.fetch(Membership.self) == [members[1]])
+        }
+    }
+
+    @Test func deleteRemovesByKeyWithOneStatement() async throws {
+        try await withTables(BookSchema.create) { service, log in
+            let all = books(100)
+            try await service.update(entities: all)
+            log.reset()
+            let deleted = try await service.delete(entities: Array(all.prefix(40)) + books(3))
+            #expect(deleted == 40)
+            #expect(log.all.count == 1)
+            #expect(log.all.first?.contains("= ANY(") == true)
+            #expect(try await service.count(BookModel.self) == 60)
+        }
+    }
+}
