@@ -1,0 +1,149 @@
+import Foundation
+import StructPostgres
+import Synchronization
+import Testing
+
+private struct Abort: Error {}
+
+@Suite struct TransactionTests {
+    private func snapshot(_ service: PostgresService) async throws -> ([BookModel], [Membership]) {
+        (try await service.fetch(sortedBy: [.ascending("uuid")]), try await service.fetch(sortedBy: [.ascending("storeCode"), .ascending("userName")]))
+    }
+
+    @Test func aTransactionThatThrowsHalfWayLeavesEveryTableAsBefore() async throws {
+        try await withTables(BookSchema.create, Membership.create) { service, _ in
+            let books = (0..<5).map { BookModel(uuid: UUID(), title: "B\($0)", price: 1, publisher: nil) }
+            let members = [Membership(storeCode: "s", userName: "u\(1)", level: 1), Membership(storeCode: "s", userName: "u2", level: 2)]
+            try await service.update(entities: books)
+            try await service.update(entities: members)
+            let before = try await snapshot(service)
+
+            await #expect(throws: Abort.self) {
+                try await service.transaction { tx in
+                    try await tx.update(entities: books.map { var b = $0; b.title = "changed"; return b })
+                    try await tx.delete(entities: [members[0]])
+                    try await tx.update(entities: [Membership(storeCode: "new", userName: "x", level: 3)])
+                    try await tx.execute(unsafeSQL: "DELETE FROM books WHERE title = 'changed' AND price = 1")
+                    #expect(try await tx.count(BookModel.self) == 0)
+                    throw Abort()
+                }
+            }
+            let after = try await snapshot(service)
+            #expect(after.0 == before.0)
+            #expect(after.1 == before.1)
+        }
+    }
+
+    @Test func aTransactionCommitsWhenTheClosureReturns() async throws {
+        try await withTables(BookSchema.create) { service, _ in
+            let book = BookModel(uuid: UUID(), title: "T", price: 1, publisher: nil)
+            let seen = try await service.transaction { tx in
+                try await tx.update(entities: [book])
+                return try await tx.count(BookModel.self)
+            }
+            #expect(seen == 1)
+            #expect(try await service.fetch(BookModel.self) == [book])
+        }
+    }
+
+    @Test func isolationLevelAndReadOnlyAreApplied() async throws {
+        try await withTables(BookSchema.create) { service, _ in
+            let level = try await service.transaction(isolation: .serializable, readOnly: true) { tx in
+                let rows = try await tx.query("SELECT current_setting('transaction_isolation'), current_setting('transaction_read_only')")
+                return try rows[0].decode((String, String).self)
+            }
+            #expect(level == ("serializable", "on"))
+            let error = await #expect(throws: StructPostgresError.self) {
+                try await service.transaction(isolation: nil, readOnly: true) { tx in
+                    try await tx.update(entities: [BookModel(uuid: UUID(), title: nil, price: nil, publisher: nil)])
+                }
+            }
+            #expect(error?.sqlState == "25006")
+            #expect(try await rowCount("books", service) == 0)
+        }
+    }
+
+    @Test func aNestedTransactionIsASavepoint() async throws {
+        try await withTables(BookSchema.create) { service, log in
+            let kept = BookModel(uuid: UUID(), title: "kept", price: 1, publisher: nil)
+            let undone = BookModel(uuid: UUID(), title: "undone", price: 1, publisher: nil)
+            let committed = BookModel(uuid: UUID(), title: "inner", price: 1, publisher: nil)
+            try await service.transaction { tx in
+                try await tx.update(entities: [kept])
+                await #expect(throws: Abort.self) {
+                    try await tx.transaction { inner in
+                        try await inner.update(entities: [undone])
+                        throw Abort()
+                    }
+                }
+                try await tx.transaction { inner in try await inner.update(entities: [committed]) }
+            }
+            let titles = try await service.fetch(BookModel.self, sortedBy: [.ascending("title")]).map(\.title)
+            #expect(titles == ["inner", "kept"])
+            #expect(log.all.contains("SAVEPOINT structpg_sp_1"))
+            #expect(log.all.contains("ROLLBACK TO SAVEPOINT structpg_sp_1"))
+            #expect(log.all.contains("RELEASE SAVEPOINT structpg_sp_1"))
+        }
+    }
+
+    @Test func aSerializationFailureReRunsTheWholeClosure() async throws {
+        try await withTables(BookSchema.create) { service, _ in
+            let book = BookModel(uuid: UUID(), title: "counter", price: 0, publisher: nil)
+            try await service.update(entities: [book])
+            let attempts = Mutex(0)
+            try await service.transaction(.init(isolation: .repeatableRead, maxRetries: 2)) { tx in
+                let attempt = attempts.withLock { $0 += 1; return $0 }
+                var current = try await tx.fetch(BookModel.self, where: .equal("uuid", book.uuid))[0]
+                if attempt == 1 {
+                    // Another session changes the row after this transaction took its snapshot.
+                    var concurrent = current
+                    concurrent.price = 100
+                    try await service.update(entities: [concurrent])
+                }
+                current.price = (current.price ?? 0) + 1
+                try await tx.update(entities: [current])
+            }
+            #expect(attempts.withLock { $0 } == 2)
+            #expect(try await service.fetch(BookModel.self).first?.price == 101)
+        }
+    }
+
+    @Test func retriesAreBounded() async throws {
+        try await withTables(BookSchema.create) { service, _ in
+            let book = BookModel(uuid: UUID(), title: "contended", price: 0, publisher: nil)
+            try await service.update(entities: [book])
+            let attempts = Mutex(0)
+            let error = await #expect(throws: StructPostgresError.self) {
+                try await service.transaction(.init(isolation: .repeatableRead, maxRetries: 2)) { tx in
+                    attempts.withLock { $0 += 1 }
+                    var current = try await tx.fetch(BookModel.self, where: .equal("uuid", book.uuid))[0]
+                    try await service.update(entities: [current])  // conflicts every time
+                    current.price = 1
+                    try await tx.update(entities: [current])
+                }
+            }
+            #expect(error?.code == .serializationFailure)
+            #expect(error?.sqlState == "40001")
+            #expect(attempts.withLock { $0 } == 3)
+        }
+    }
+
+    @Test func aTransactionCannotBeUsedOutsideItsClosure() async throws {
+        try await withTables(BookSchema.create) { service, _ in
+            let escaped = try await service.transaction { tx in tx }
+            let error = await #expect(throws: StructPostgresError.self) {
+                _ = try await escaped.count(BookModel.self)
+            }
+            #expect(error?.code == .transactionMisuse)
+
+            let outerError = await #expect(throws: StructPostgresError.self) {
+                try await service.transaction { outer in
+                    try await outer.transaction { _ in
+                        _ = try await outer.count(BookModel.self)
+                    }
+                }
+            }
+            #expect(outerError?.code == .transactionMisuse)
+        }
+    }
+}
