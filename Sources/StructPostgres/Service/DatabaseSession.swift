@@ -47,17 +47,15 @@ struct DatabaseSession: Sendable {
         }
     }
 
-    /// Runs SQL without parameters; several statements separated by `;` are allowed.
+    /// Runs SQL without parameters, statement by statement; a failure names the statement's line.
     func execute(script: String) async throws {
-        runtime.logger.debug("script", metadata: ["sql": "\(script)"])
-        let start = ContinuousClock.now
-        let statement = Statement(sql: script)
-        do {
-            _ = try await connection.simpleQuery(script).get()
-            observe(statement, since: start, failed: false)
-        } catch {
-            observe(statement, since: start, failed: true)
-            throw StructPostgresError.from(error, sql: script, revealValues: runtime.configuration.logBoundValues)
+        for statement in SQLScript.split(script) {
+            do {
+                _ = try await run(Statement(sql: statement.sql))
+            } catch var error as StructPostgresError {
+                error.message += " (statement at line \(statement.line) of the script)"
+                throw error
+            }
         }
     }
 

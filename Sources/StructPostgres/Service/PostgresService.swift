@@ -79,7 +79,7 @@ public final class PostgresService: CoreDataServiceProtocol, Service {
 
     // MARK: Raw SQL and maintenance
 
-    /// Runs SQL text as it is: no parameters, several statements allowed. For DDL and scripts.
+    /// Runs SQL text as it is, statement by statement: no parameters; statements end with `;`. For DDL and scripts.
     public func execute(unsafeSQL sql: String) async throws {
         try await withSession { try await $0.execute(script: sql) }
     }

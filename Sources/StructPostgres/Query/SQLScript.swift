@@ -1,0 +1,104 @@
+import Foundation
+
+/// Splits SQL text into its statements, as `psql` does: semicolons inside quotes, dollar quotes,
+/// quoted identifiers and comments do not end a statement.
+///
+/// PostgresNIO speaks only the extended protocol, which takes one statement at a time.
+struct SQLScript {
+    struct Statement: Equatable {
+        /// The statement's text, without its terminating semicolon.
+        var sql: String
+        /// The 1-based line of the script where the statement starts.
+        var line: Int
+    }
+
+    static func split(_ script: String) -> [Statement] {
+        let chars = Array(script.unicodeScalars)
+        var statements: [Statement] = []
+        var current = String.UnicodeScalarView()
+        var line = 1
+        var startLine = 1
+        var hasContent = false
+        var i = 0
+
+        func append(_ scalar: Unicode.Scalar) {
+            if scalar == "\n" { line += 1 }
+            current.append(scalar)
+        }
+        func finish() {
+            let text = String(current).trimmingCharacters(in: .whitespacesAndNewlines)
+            if hasContent && !text.isEmpty { statements.append(Statement(sql: text, line: startLine)) }
+            current = String.UnicodeScalarView()
+            hasContent = false
+        }
+        func peek(_ offset: Int) -> Unicode.Scalar? { i + offset < chars.count ? chars[i + offset] : nil }
+
+        while i < chars.count {
+            let c = chars[i]
+            if !hasContent && !c.properties.isWhitespace && !(c == "-" && peek(1) == "-") && !(c == "/" && peek(1) == "*") {
+                hasContent = true
+                startLine = line
+            }
+            switch c {
+            case ";":
+                finish()
+                i += 1
+            case "-" where peek(1) == "-":
+                while i < chars.count && chars[i] != "\n" { append(chars[i]); i += 1 }
+            case "/" where peek(1) == "*":
+                var depth = 0
+                repeat {
+                    if chars[i] == "/" && peek(1) == "*" { depth += 1; append("/"); append("*"); i += 2; continue }
+                    if chars[i] == "*" && peek(1) == "/" { depth -= 1; append("*"); append("/"); i += 2; continue }
+                    append(chars[i]); i += 1
+                } while depth > 0 && i < chars.count
+            case "'", "\"":
+                let escapes = c == "'" && i > 0 && (chars[i - 1] == "E" || chars[i - 1] == "e")
+                append(c); i += 1
+                while i < chars.count {
+                    let d = chars[i]
+                    if escapes && d == "\\" && i + 1 < chars.count { append(d); append(chars[i + 1]); i += 2; continue }
+                    append(d); i += 1
+                    if d == c {
+                        if i < chars.count && chars[i] == c { append(c); i += 1; continue }
+                        break
+                    }
+                }
+            case "$":
+                if let tag = dollarTag(chars, at: i) {
+                    for scalar in tag { append(scalar) }
+                    i += tag.count
+                    while i < chars.count {
+                        if chars[i] == "$", chars[i..<min(i + tag.count, chars.count)].elementsEqual(tag) {
+                            for scalar in tag { append(scalar) }
+                            i += tag.count
+                            break
+                        }
+                        append(chars[i]); i += 1
+                    }
+                } else {
+                    append(c); i += 1
+                }
+            default:
+                append(c); i += 1
+            }
+        }
+        finish()
+        return statements
+    }
+
+    /// `$$` or `$name$` starting at `index`, unless it is a parameter like `$1`.
+    private static func dollarTag(_ chars: [Unicode.Scalar], at index: Int) -> [Unicode.Scalar]? {
+        if index > 0, chars[index - 1].properties.isAlphabetic || chars[index - 1] == "_" || ("0"..."9").contains(chars[index - 1]) {
+            return nil
+        }
+        var end = index + 1
+        while end < chars.count, chars[end] != "$" {
+            let c = chars[end]
+            guard c.properties.isAlphabetic || c == "_" || (end > index + 1 && ("0"..."9").contains(c)) else { return nil }
+            end += 1
+        }
+        guard end < chars.count else { return nil }
+        return Array(chars[index...end])
+    }
+}

@@ -1,0 +1,209 @@
+import Foundation
+import StructPostgres
+import Testing
+
+private struct Counter: StoredModel {
+    static let table = "counters"
+    var uuid: UUID
+    var small: Int
+    var amount: Decimal
+    var ratio: Double
+    var code: String
+}
+
+private struct Ghost: StoredModel {
+    static let table = "no_such_table"
+    var uuid: UUID
+}
+
+private struct Location: Codable, Sendable {
+    var latitude: Double
+    var longitude: Double
+}
+
+private struct Place: StoredModel {
+    static let table = "places"
+    var uuid: UUID
+    var location: Location
+}
+
+private struct Extra: StoredModel {
+    static let table = "books"
+    var uuid: UUID
+    var title: String?
+    var subtitle: String?
+}
+
+private struct PricedAsText: StoredModel {
+    static let table = "text_prices"
+    var uuid: UUID
+    var price: Double
+}
+
+@Suite struct BadInputTests {
+    private static let counters = """
+        CREATE TABLE counters (uuid uuid PRIMARY KEY, small integer NOT NULL, amount numeric(6,2) NOT NULL,
+                               ratio real NOT NULL, code varchar(4) NOT NULL)
+        """
+
+    private func counter(small: Int = 1, amount: Decimal = 1, ratio: Double = 1, code: String = "ok") -> Counter {
+        Counter(uuid: UUID(), small: small, amount: amount, ratio: ratio, code: code)
+    }
+
+    @Test func aNulByteIsRefusedNamingEntityAndColumnAndNothingIsWritten() async throws {
+        try await withTables(BookSchema.create) { service, log in
+            let bad = BookModel(uuid: UUID(), title: "nul\u{0}byte", price: 1, publisher: nil)
+            let batch = [BookModel(uuid: UUID(), title: "fine", price: 1, publisher: nil), bad]
+            let error = await #expect(throws: StructPostgresError.self) { try await service.update(entities: batch) }
+            #expect(error?.code == .invalidValue)
+            #expect(error?.entity == "BookEntity")
+            #expect(error?.column == "title")
+            #expect(error?.rowKey == "uuid=\(bad.uuid.uuidString)")
+            #expect(error?.description.contains("NUL") == true)
+            #expect(!log.all.contains { $0.hasPrefix("WITH upserted") })
+            let written = try await rowCount("books", service)
+            #expect(written == 0)
+        }
+    }
+
+    @Test func valuesOutOfTheColumnsRangeSurfaceSQLStateAndColumn() async throws {
+        try await withTables(Self.counters) { service, _ in
+            let cases: [(Counter, String, String)] = [
+                (counter(small: 3_000_000_000), "small", "22003"),
+                (counter(amount: Decimal(string: "12345.67")!), "amount", "22003"),
+                (counter(ratio: 1e300), "ratio", "22003"),
+                (counter(code: "toolong"), "code", "22001"),
+            ]
+            for (bad, column, state) in cases {
+                let error = await #expect(throws: StructPostgresError.self) {
+                    try await service.update(entities: [counter(), bad])
+                }
+                #expect(error?.code == .invalidValue)
+                #expect(error?.sqlState == state)
+                #expect(error?.column == column)
+                #expect(error?.rowKey == "uuid=\(bad.uuid.uuidString)")
+            }
+            #expect(try await rowCount("counters", service) == 0)
+            // Values at the limits are accepted.
+            try await service.update(entities: [counter(small: Int(Int32.max), amount: Decimal(string: "9999.99")!, code: "four")])
+            #expect(try await rowCount("counters", service) == 1)
+        }
+    }
+
+    @Test func aRangeErrorOnlyPostgreSQLSeesCarriesItsSQLState() async throws {
+        try await withTables(Self.counters, "ALTER TABLE counters ADD CHECK (small > 0)") { service, _ in
+            let error = await #expect(throws: StructPostgresError.self) {
+                try await service.update(entities: [counter(small: -1)])
+            }
+            #expect(error?.code == .checkViolation)
+            #expect(error?.sqlState == "23514")
+            #expect(error?.table == "counters")
+            #expect(error?.constraint == "counters_small_check")
+        }
+    }
+
+    @Test func aMissingTableIsNamedWithItsEntity() async throws {
+        try await withTables() { service, _ in
+            let error = await #expect(throws: StructPostgresError.self) {
+                try await service.update(entities: [Ghost(uuid: UUID())])
+            }
+            #expect(error?.code == .undefinedTable)
+            #expect(error?.entity == "Ghost")
+            #expect(error?.table == "no_such_table")
+            #expect(error?.sqlState == "42P01")
+            await #expect(throws: StructPostgresError.self) { _ = try await service.fetch(Ghost.self) }
+        }
+    }
+
+    @Test func aPropertyWhoseTypeCannotBeStoredIsNamed() async throws {
+        try await withTables("CREATE TABLE places (uuid uuid PRIMARY KEY, location integer)") { service, _ in
+            let error = await #expect(throws: StructPostgresError.self) {
+                try await service.update(entities: [Place(uuid: UUID(), location: Location(latitude: 1, longitude: 2))])
+            }
+            #expect(error?.code == .unsupportedType)
+            #expect(error?.property == "location")
+            #expect(error?.message.contains("column 'location' of type integer") == true)
+
+            let nan = await #expect(throws: StructPostgresError.self) {
+                try await service.update(entities: [Place(uuid: UUID(), location: Location(latitude: .nan, longitude: 0))])
+            }
+            #expect(nan?.code == .unsupportedType)
+            #expect(nan?.property == "location")
+            let written = try await rowCount("places", service)
+            #expect(written == 0)
+        }
+    }
+
+    @Test func aPropertyWithoutAColumnIsNamed() async throws {
+        try await withTables(BookSchema.create) { service, _ in
+            let error = await #expect(throws: StructPostgresError.self) {
+                try await service.update(entities: [Extra(uuid: UUID(), title: "t", subtitle: "s")])
+            }
+            #expect(error?.code == .undefinedColumn)
+            #expect(error?.property == "subtitle")
+            #expect(error?.table == "books")
+        }
+    }
+
+    @Test func anUnexpectedColumnTypeGivesADecodingErrorWithTableColumnRowAndTypes() async throws {
+        try await withTables("CREATE TABLE text_prices (uuid uuid PRIMARY KEY, price text)") { service, _ in
+            let id = UUID()
+            _ = try await service.query("INSERT INTO text_prices VALUES (\(id), 'cheap')")
+            let error = await #expect(throws: StructPostgresError.self) { _ = try await service.fetch(PricedAsText.self) }
+            #expect(error?.code == .decoding)
+            #expect(error?.table == "text_prices")
+            #expect(error?.column == "price")
+            #expect(error?.rowKey == "uuid=\(id.uuidString)")
+            #expect(error?.message.contains("cannot be decoded as Double (found text)") == true)
+
+            _ = try await service.query("UPDATE text_prices SET price = NULL")
+            let null = await #expect(throws: StructPostgresError.self) { _ = try await service.fetch(PricedAsText.self) }
+            #expect(null?.message.contains("found NULL") == true)
+        }
+    }
+
+    @Test func constraintViolationsHaveCasesToSwitchOn() async throws {
+        let schema = """
+            CREATE TABLE authors (uuid uuid PRIMARY KEY, name text NOT NULL UNIQUE);
+            CREATE TABLE books (uuid uuid PRIMARY KEY, title text, price double precision NOT NULL DEFAULT 0,
+                                publisher text, author_id uuid REFERENCES authors(uuid))
+            """
+        struct Author: StoredModel {
+            static let table = "authors"
+            var uuid: UUID
+            var name: String?
+        }
+        struct Book: StoredModel {
+            static let table = "books"
+            var uuid: UUID
+            var title: String?
+            var price: Double
+            var authorID: UUID?
+        }
+        try await withTables(schema) { service, _ in
+            try await service.update(entities: [Author(uuid: UUID(), name: "Ann")])
+            let unique = await #expect(throws: StructPostgresError.self) {
+                try await service.update(entities: [Author(uuid: UUID(), name: "Ann")])
+            }
+            #expect(unique?.code == .uniqueViolation)
+            #expect(unique?.constraint == "authors_name_key")
+            #expect(unique?.entity == "Author")
+            #expect(unique?.sql?.contains("INSERT INTO \"authors\"") == true)
+            #expect(unique?.description.contains("Ann") == false)
+
+            let notNull = await #expect(throws: StructPostgresError.self) {
+                try await service.update(entities: [Author(uuid: UUID(), name: nil)])
+            }
+            #expect(notNull?.code == .notNullViolation)
+            #expect(notNull?.column == "name")
+
+            let foreignKey = await #expect(throws: StructPostgresError.self) {
+                try await service.update(entities: [Book(uuid: UUID(), title: "t", price: 1, authorID: UUID())])
+            }
+            #expect(foreignKey?.code == .foreignKeyViolation)
+            #expect(foreignKey?.constraint == "books_author_id_fkey")
+            #expect(try await rowCount("authors", service) == 1)
+            #expect(try await rowCount("books", service) == 0)
+        }
+    }
+}
