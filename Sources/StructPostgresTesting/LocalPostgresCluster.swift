@@ -63,6 +63,9 @@ public final class LocalPostgresCluster: Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
+    /// The directory of the server's Unix-domain socket, usable as `host` of ``ConnectionSettings``.
+    public var socketDirectory: String { directory }
+
     /// The server's log so far, for diagnosing a failed test.
     public var serverLog: String {
         (try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? ""

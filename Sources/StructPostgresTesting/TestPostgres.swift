@@ -22,6 +22,11 @@ public enum TestPostgres {
         try await SharedServer.instance.settings()
     }
 
+    /// The local cluster's socket directory, or `nil` when the tests use `DATABASE_URL`.
+    public static func localSocketDirectory() async throws -> String? {
+        try await SharedServer.instance.localCluster()?.socketDirectory
+    }
+
     /// Creates an empty database, runs `body` with a service connected to it, then drops the database,
     /// also when `body` throws.
     public static func withDatabase<T>(
@@ -88,6 +93,11 @@ actor SharedServer {
             cached = cluster.settings
         }
         return cached!
+    }
+
+    func localCluster() throws -> LocalPostgresCluster? {
+        _ = try settings()
+        return cluster
     }
 
     private static func stopAtExit(_ cluster: LocalPostgresCluster) {

@@ -29,21 +29,28 @@ extension ServiceRuntime {
                 release.continuation.finish()
                 handoff.continuation.finish()
             }
-            let connection: PostgresConnection? = try await withThrowingTaskGroup(of: PostgresConnection?.self) { race in
+            let outcome = try await withThrowingTaskGroup(of: LeaseOutcome.self) { race in
                 race.addTask {
                     var iterator = handoff.stream.makeAsyncIterator()
-                    return await iterator.next()
+                    return await iterator.next().map(LeaseOutcome.leased) ?? .failed
                 }
                 race.addTask {
                     try await Task.sleep(for: timeout)
-                    return nil
+                    return .timedOut
                 }
                 defer { race.cancelAll() }
-                return try await race.next() ?? nil
+                return try await race.next() ?? .failed
             }
-            guard let connection else {
+            let connection: PostgresConnection
+            switch outcome {
+            case .leased(let leased):
+                connection = leased
+            case .failed:
+                // The lease itself threw (the pool is closed or was never run): report its error.
+                do { try await group.next() } catch { throw StructPostgresError.from(error, sql: nil) }
+                throw StructPostgresError(.connectionLost, "the connection pool is not running")
+            case .timedOut:
                 group.cancelAll()
-                if let failure = try await firstFailure(of: &group) { throw failure }
                 try Task.checkCancellation()
                 let size = configuration.pool.maxConnections
                 if connectionsInUse < size { try await diagnoseConnection() }
@@ -73,18 +80,10 @@ extension ServiceRuntime {
         }
         try? await connection.close()
     }
+}
 
-    /// A connection attempt that failed before the timer fired, rather than a plain timeout.
-    private func firstFailure(of group: inout ThrowingTaskGroup<Void, any Error>) async throws -> (any Error)? {
-        do {
-            while try await group.next() != nil {}
-            return nil
-        } catch is CancellationError {
-            return nil
-        } catch let error as PSQLError where error.code == .queryCancelled || error.code == .poolClosed {
-            return nil
-        } catch {
-            return StructPostgresError.from(error, sql: nil)
-        }
-    }
+private enum LeaseOutcome: Sendable {
+    case leased(PostgresConnection)
+    case failed
+    case timedOut
 }

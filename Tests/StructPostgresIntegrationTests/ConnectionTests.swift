@@ -1,0 +1,114 @@
+import Foundation
+import Logging
+import StructPostgres
+import StructPostgresTesting
+import Testing
+
+@Suite struct ConnectionTests {
+    @Test func aCallerWaitingTooLongForAConnectionGetsThePoolSizeAndUse() async throws {
+        try await withTables(pool: PoolOptions(maxConnections: 2, acquireTimeout: .milliseconds(300))) { service, _ in
+            let started = ContinuousClock.now
+            let error = await #expect(throws: StructPostgresError.self) {
+                try await service.withConnection { _ in
+                    try await service.withConnection { _ in
+                        _ = try await service.query("SELECT 1")
+                    }
+                }
+            }
+            let waited = ContinuousClock.now - started
+            #expect(error?.code == .poolTimeout)
+            #expect(error?.message.contains("at most 2 connections and 2 are in use") == true)
+            #expect(waited < .seconds(5))
+            #expect(service.connectionsInUse == 0)
+            // The pool still works after a timeout.
+            let rows = try await service.query("SELECT 1")
+            #expect(rows.count == 1)
+        }
+    }
+
+    @Test func aWrongPasswordFailsWithinTheTimeoutWithoutShowingThePassword() async throws {
+        var settings = try await TestPostgres.adminSettings()
+        guard settings.password != nil else {
+            Issue.record("the test server must use password authentication")
+            return
+        }
+        settings.password = "wrong-Secret-42"
+        let logs = CapturedLogs()
+        var configuration = PostgresService.Configuration(
+            connection: settings, pool: PoolOptions(maxConnections: 1, acquireTimeout: .seconds(2)))
+        configuration.logger = logs.makeLogger()
+        let started = ContinuousClock.now
+        let error = await #expect(throws: StructPostgresError.self) {
+            try await PostgresService.withService(configuration: configuration) { _ = try await $0.query("SELECT 1") }
+        }
+        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(error?.sqlState == "28P01")
+        #expect(error?.message.contains("password authentication failed") == true)
+        #expect(error.map { "\($0)" }?.contains("wrong-Secret-42") == false)
+        #expect(!logs.lines.withLock { $0.joined() }.contains("wrong-Secret-42"))
+    }
+
+    @Test func anUnreachableServerFailsWithinTheTimeout() async throws {
+        let settings = ConnectionSettings(host: "127.0.0.1", port: 1, user: "nobody", password: "pw", database: "none", sslMode: .disable)
+        var configuration = PostgresService.Configuration(
+            connection: settings, pool: PoolOptions(maxConnections: 1, connectTimeout: .seconds(2), acquireTimeout: .seconds(1)))
+        configuration.logger = CapturedLogs().makeLogger()
+        let started = ContinuousClock.now
+        let error = await #expect(throws: StructPostgresError.self) {
+            try await PostgresService.withService(configuration: configuration) { _ = try await $0.query("SELECT 1") }
+        }
+        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(error?.code == .connectionLost)
+        #expect(error?.message.contains("cannot connect to postgres://nobody:****@127.0.0.1:1/none") == true)
+    }
+
+    @Test func connectsThroughAUnixSocketWithTheApplicationName() async throws {
+        guard let socket = try await TestPostgres.localSocketDirectory() else {
+            // With DATABASE_URL there is no local socket to reach.
+            return
+        }
+        let admin = try await TestPostgres.adminSettings()
+        let url = "postgresql://postgres@/postgres?host=\(socket)&port=\(admin.port)&application_name=structpg-test"
+        let configuration = try PostgresService.Configuration(url: url)
+        #expect(configuration.connection.usesUnixSocket)
+        let name = try await PostgresService.withService(configuration: configuration) { service in
+            try await service.query("SELECT current_setting('application_name')")[0].decode(String.self)
+        }
+        #expect(name == "structpg-test")
+    }
+
+    @Test func queriesAreLoggedWithoutValuesUnlessAskedFor() async throws {
+        let quiet = CapturedLogs()
+        try await withTables(BookSchema.create, configure: { $0.logger = quiet.makeLogger() }) { service, _ in
+            let result = try await service.update(entities: [BookModel(uuid: UUID(), title: "secret-title-1", price: 1, publisher: nil)])
+            #expect(result.inserted == 1)
+        }
+        let quietText = quiet.lines.withLock { $0.joined(separator: "\n") }
+        #expect(quietText.contains("INSERT INTO \"books\""))
+        #expect(!quietText.contains("secret-title-1"))
+
+        let loud = CapturedLogs()
+        try await withTables(BookSchema.create, configure: {
+            $0.logger = loud.makeLogger()
+            $0.logBoundValues = true
+        }) { service, _ in
+            let result = try await service.update(entities: [BookModel(uuid: UUID(), title: "visible-title-2", price: 1, publisher: nil)])
+            #expect(result.inserted == 1)
+        }
+        #expect(loud.lines.withLock { $0.joined(separator: "\n") }.contains("visible-title-2"))
+    }
+
+    @Test func serverDetailIsKeptOnlyWhenValuesMayBeShown() async throws {
+        let schema = "CREATE TABLE books (uuid uuid PRIMARY KEY, title text UNIQUE, price double precision NOT NULL DEFAULT 0, publisher text, author_id uuid)"
+        for reveal in [false, true] {
+            try await withTables(schema, configure: { $0.logBoundValues = reveal }) { service, _ in
+                try await service.update(entities: [BookModel(uuid: UUID(), title: "dup-value", price: 1, publisher: nil)])
+                let error = await #expect(throws: StructPostgresError.self) {
+                    try await service.update(entities: [BookModel(uuid: UUID(), title: "dup-value", price: 1, publisher: nil)])
+                }
+                #expect(error?.code == .uniqueViolation)
+                #expect(error.map { "\($0)" }?.contains("dup-value") == reveal)
+            }
+        }
+    }
+}
