@@ -23,7 +23,7 @@ struct SQLScript {
 
         func append(_ scalar: Unicode.Scalar) {
             if scalar == "\n" { line += 1 }
-            current.append(scalar)
+            if hasContent { current.append(scalar) }
         }
         func finish() {
             let text = String(current).trimmingCharacters(in: .whitespacesAndNewlines)

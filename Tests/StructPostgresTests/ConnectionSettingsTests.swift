@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+@testable import StructPostgres
+
+@Suite struct ConnectionSettingsTests {
+    @Test func parsesEveryPartOfAURL() throws {
+        let settings = try ConnectionSettings(
+            url: "postgresql://app%20user:p%40ss%3Aw%2Frd@db.example.com:6543/shop%2Ddb?sslmode=require&application_name=api&connect_timeout=7")
+        #expect(settings.user == "app user")
+        #expect(settings.password == "p@ss:w/rd")
+        #expect(settings.host == "db.example.com")
+        #expect(settings.port == 6543)
+        #expect(settings.database == "shop-db")
+        #expect(settings.sslMode == .require)
+        #expect(settings.applicationName == "api")
+        #expect(settings.connectTimeout == .seconds(7))
+    }
+
+    @Test func defaultsFollowLibpq() throws {
+        let settings = try ConnectionSettings(url: "postgres://ann@localhost")
+        #expect(settings.port == 5432)
+        #expect(settings.database == "ann")
+        #expect(settings.sslMode == .prefer)
+        #expect(settings.password == nil)
+    }
+
+    @Test func readsIPv6HostsAndUnixSockets() throws {
+        let v6 = try ConnectionSettings(url: "postgres://u@[::1]:5433/d")
+        #expect(v6.host == "::1")
+        #expect(v6.port == 5433)
+        let socket = try ConnectionSettings(url: "postgres:///shop?host=/var/run/postgresql&user=app")
+        #expect(socket.usesUnixSocket)
+        #expect(socket.unixSocketPath == "/var/run/postgresql/.s.PGSQL.5432")
+        #expect(socket.database == "shop")
+        let encoded = try ConnectionSettings(url: "postgres://app@%2Ftmp%2Fpg/shop")
+        #expect(encoded.host == "/tmp/pg")
+    }
+
+    @Test func sslModesKeepLibpqMeanings() throws {
+        for mode in SSLMode.allCases {
+            let settings = try ConnectionSettings(url: "postgres://u@h/d?sslmode=\(mode.rawValue)")
+            #expect(settings.sslMode == mode)
+            let tls = try settings.tlsChoice()
+            switch (mode, tls) {
+            case (.disable, .disable): break
+            case (.allow, .prefer(let c)), (.prefer, .prefer(let c)), (.require, .require(let c)):
+                #expect(c.certificateVerification == .none)
+            case (.verifyCA, .require(let c)):
+                #expect(c.certificateVerification == .noHostnameVerification)
+            case (.verifyFull, .require(let c)):
+                #expect(c.certificateVerification == .fullVerification)
+            default:
+                Issue.record("sslmode \(mode.rawValue) mapped to \(tls)")
+            }
+        }
+        // As in libpq, `require` with a root certificate verifies the chain.
+        let withRoot = try ConnectionSettings(url: "postgres://u@h/d?sslmode=require&sslrootcert=/etc/ssl/root.pem")
+        #expect(withRoot.sslMode == .verifyCA)
+        let missingFile = try ConnectionSettings(url: "postgres://u@h/d?sslmode=verify-full&sslrootcert=/nonexistent/root.pem")
+        #expect(throws: StructPostgresError.self) { try missingFile.tlsChoice() }
+    }
+
+    @Test func environmentVariablesFillWhatTheURLLeavesOut() throws {
+        let env = [
+            "PGHOST": "envhost", "PGPORT": "7000", "PGUSER": "envuser", "PGPASSWORD": "envpw",
+            "PGDATABASE": "envdb", "PGSSLMODE": "disable", "PGAPPNAME": "envapp", "PGCONNECT_TIMEOUT": "1",
+        ]
+        let fromEnv = try ConnectionSettings.fromEnvironment(env)
+        #expect(fromEnv.host == "envhost")
+        #expect(fromEnv.port == 7000)
+        #expect(fromEnv.user == "envuser")
+        #expect(fromEnv.password == "envpw")
+        #expect(fromEnv.database == "envdb")
+        #expect(fromEnv.sslMode == .disable)
+        #expect(fromEnv.applicationName == "envapp")
+        #expect(fromEnv.connectTimeout == .seconds(2))
+
+        var withURL = env
+        withURL["DATABASE_URL"] = "postgres://urluser@urlhost/urldb"
+        let mixed = try ConnectionSettings.fromEnvironment(withURL)
+        #expect(mixed.user == "urluser")
+        #expect(mixed.host == "urlhost")
+        #expect(mixed.database == "urldb")
+        #expect(mixed.port == 7000)
+        #expect(mixed.password == "envpw")
+    }
+
+    @Test(arguments: [
+        ("mysql://u@h/d", "scheme 'mysql'"),
+        ("localhost:5432/d", "missing scheme"),
+        ("postgres://u@h:port/d", "port 'port'"),
+        ("postgres://u@h:70000/d", "port '70000'"),
+        ("postgres://u@h/d?sslmode=sometimes", "sslmode 'sometimes'"),
+        ("postgres://u@h/d?sslmode", "'sslmode' has no '=value'"),
+        ("postgres://u@h/d?color=blue", "unknown query parameter 'color'"),
+        ("postgres://u@h/d?connect_timeout=soon", "connect_timeout 'soon'"),
+        ("postgres://u@h1,h2/d", "several hosts"),
+        ("postgres://u@[::1/d", "no closing ']'"),
+        ("postgres://u@h/d#frag", "fragment"),
+    ])
+    func aMalformedURLSaysWhichPartIsWrong(url: String, expected: String) {
+        let error = #expect(throws: StructPostgresError.self) { try ConnectionSettings(url: url, environment: [:]) }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.message.contains(expected) == true, "\(error?.message ?? "no error")")
+    }
+
+    @Test func thePasswordNeverAppears() throws {
+        let settings = try ConnectionSettings(url: "postgres://u:hunter2@h/d")
+        #expect(!settings.description.contains("hunter2"))
+        #expect(settings.description == "postgres://u:****@h:5432/d?sslmode=prefer")
+        let error = #expect(throws: StructPostgresError.self) { try ConnectionSettings(url: "postgres://u:hun%zzter2@h/d") }
+        #expect(error?.message == "connection URL: the password has invalid percent-encoding")
+        #expect(error.map { "\($0)" }?.contains("hun") == false)
+    }
+}

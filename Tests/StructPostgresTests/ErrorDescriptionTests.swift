@@ -1,0 +1,29 @@
+import Testing
+@testable import StructPostgres
+
+@Suite struct ErrorDescriptionTests {
+    @Test func theDescriptionNamesWhatAndWhere() {
+        var error = StructPostgresError(
+            .uniqueViolation, "duplicate key value violates unique constraint", sqlState: "23505", entity: "AuthorEntity",
+            table: "authors", column: nil, constraint: "authors_name_key", sql: "INSERT INTO \"authors\" ...")
+        error.hint = "use insertIfAbsent"
+        #expect(error.description == #"uniqueViolation: duplicate key value violates unique constraint (sqlstate=23505, entity=AuthorEntity, table=authors, constraint=authors_name_key) hint: use insertIfAbsent sql: INSERT INTO "authors" ..."#)
+    }
+
+    @Test func sqlStatesMapToCodes() {
+        #expect(SQLState.code(for: "23505") == .uniqueViolation)
+        #expect(SQLState.code(for: "23503") == .foreignKeyViolation)
+        #expect(SQLState.code(for: "23502") == .notNullViolation)
+        #expect(SQLState.code(for: "23514") == .checkViolation)
+        #expect(SQLState.code(for: "40001") == .serializationFailure)
+        #expect(SQLState.code(for: "40P01") == .deadlock)
+        #expect(SQLState.code(for: "57014") == .queryCancelled)
+        #expect(SQLState.code(for: "42P01") == .undefinedTable)
+        #expect(SQLState.code(for: "42703") == .undefinedColumn)
+        #expect(SQLState.code(for: "22003") == .invalidValue)
+        #expect(SQLState.code(for: "08006") == .connectionLost)
+        #expect(SQLState.code(for: "42601") == .server)
+        #expect(StructPostgresError(.deadlock, "x").isRetryable)
+        #expect(!StructPostgresError(.uniqueViolation, "x").isRetryable)
+    }
+}

@@ -1,0 +1,28 @@
+import Testing
+@testable import StructPostgres
+
+@Suite struct SQLScriptTests {
+    @Test func splitsOnSemicolonsOutsideQuotesAndComments() {
+        let script = """
+            -- a comment; not a statement
+            CREATE TABLE a (x text DEFAULT 'semi;colon', "we;ird" int);
+            /* block; /* nested; */ still comment */
+            INSERT INTO a VALUES (E'it\\'s; fine', 1);
+            CREATE FUNCTION f() RETURNS int AS $body$ SELECT 1; $body$ LANGUAGE sql;
+            SELECT $$;$$, $1
+            """
+        let statements = SQLScript.split(script)
+        #expect(statements.map(\.line) == [2, 4, 5, 6])
+        #expect(statements[0].sql == #"CREATE TABLE a (x text DEFAULT 'semi;colon', "we;ird" int)"#)
+        #expect(statements[1].sql.hasPrefix("/* block;") == false)
+        #expect(statements[1].sql == #"INSERT INTO a VALUES (E'it\'s; fine', 1)"#)
+        #expect(statements[2].sql.hasSuffix("$body$ LANGUAGE sql"))
+        #expect(statements[3].sql == "SELECT $$;$$, $1")
+    }
+
+    @Test func emptyStatementsAndTrailingCommentsAreDropped() {
+        #expect(SQLScript.split(";;  \n-- only a comment\n").isEmpty)
+        #expect(SQLScript.split("SELECT 1;\n-- done").map(\.sql) == ["SELECT 1"])
+        #expect(SQLScript.split("SELECT 'a''b;c'").map(\.sql) == ["SELECT 'a''b;c'"])
+    }
+}

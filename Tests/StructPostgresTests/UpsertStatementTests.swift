@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+@testable import StructPostgres
+
+private struct Tagged: StoredModel {
+    static let table = "shop.tagged"
+    var uuid: UUID
+    var label: String?
+    var tags: [String]
+    var status: Status
+    enum Status: String, Codable, Sendable { case open }
+}
+
+@Suite struct UpsertStatementTests {
+    private func schema() -> TableSchema {
+        func column(_ name: String, _ type: String, _ base: String, _ category: Character) -> TableSchema.Column {
+            .init(name: name, typeName: type, baseName: base, category: category, maxLength: nil, numericPrecision: nil)
+        }
+        let columns = [
+            column("uuid", "uuid", "uuid", "U"), column("label", "text", "text", "S"),
+            column("tags", "text[]", "_text", "A"), column("status", "shop.status", "status", "E"),
+        ]
+        return TableSchema(
+            table: "shop.tagged", quotedTable: "\"shop\".\"tagged\"",
+            columns: Dictionary(uniqueKeysWithValues: columns.map { ($0.name, $0) }),
+            columnOrder: columns.map(\.name), uniqueKeys: [["uuid"]])
+    }
+
+    @Test func oneStatementWithOneArrayParameterPerColumn() throws {
+        let description = try EntityDescription(Tagged.self, schema: schema())
+        let rows = (0..<3).map { Tagged(uuid: UUID(), label: $0 == 1 ? nil : "l", tags: ["a"], status: .open) }
+        let batch = try BatchColumns(rows, description: description)
+        let statement = try DatabaseSession.upsertStatement(batch, description: description, options: .upsert)
+        #expect(statement.bindings.count == 4)
+        #expect(statement.sql == """
+            WITH upserted AS (INSERT INTO "shop"."tagged" AS t ("uuid", "label", "tags", "status") \
+            SELECT u."uuid", u."label", u."tags"::text[], u."status"::shop.status \
+            FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS u("uuid", "label", "tags", "status") \
+            ON CONFLICT ("uuid") DO UPDATE SET "label" = EXCLUDED."label", "tags" = EXCLUDED."tags", "status" = EXCLUDED."status" \
+            RETURNING (t.xmax = 0) AS inserted) SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FROM upserted
+            """)
+    }
+
+    @Test func insertIfAbsentAndChosenColumns() throws {
+        let description = try EntityDescription(Tagged.self, schema: schema())
+        let batch = try BatchColumns([Tagged(uuid: UUID(), label: nil, tags: [], status: .open)], description: description)
+        let ignore = try DatabaseSession.upsertStatement(batch, description: description, options: .insertIfAbsent)
+        #expect(ignore.sql.contains("ON CONFLICT (\"uuid\") DO NOTHING"))
+        let chosen = try DatabaseSession.upsertStatement(batch, description: description, options: .updating("label"))
+        #expect(chosen.sql.contains("DO UPDATE SET \"label\" = EXCLUDED.\"label\" RETURNING"))
+        #expect(throws: StructPostgresError.self) {
+            try DatabaseSession.upsertStatement(batch, description: description, options: .updating("missing"))
+        }
+    }
+
+    @Test func aConflictKeyWithoutAUniqueIndexIsRefused() throws {
+        struct ByLabel: StoredModel {
+            static let table = "shop.tagged"
+            static let uniqueKey = ["label"]
+            var uuid: UUID
+            var label: String?
+        }
+        let description = try EntityDescription(ByLabel.self, schema: schema())
+        let batch = try BatchColumns([ByLabel(uuid: UUID(), label: "x")], description: description)
+        let error = #expect(throws: StructPostgresError.self) {
+            try DatabaseSession.upsertStatement(batch, description: description, options: .upsert)
+        }
+        #expect(error?.message.contains("no unique index or primary key on exactly those columns") == true)
+    }
+}
