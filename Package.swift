@@ -37,7 +37,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "Bookstore",
-            dependencies: ["StructPostgres", "StructPostgresTesting"],
+            dependencies: [
+                "StructPostgres", "StructPostgresTesting",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,0 +1,51 @@
+import Foundation
+import Logging
+import StructPostgres
+import StructPostgresTesting
+
+/// The example app: writes the book store of the StructCoreData demo to PostgreSQL and reads it back.
+///
+/// Uses `DATABASE_URL` when set; otherwise starts a throwaway PostgreSQL and stops it at the end.
+@main
+struct BookstoreApp {
+    static func main() async {
+        do {
+            try await run()
+        } catch {
+            FileHandle.standardError.write(Data("bookstore: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    static func run() async throws {
+        var cluster: LocalPostgresCluster?
+        let settings: ConnectionSettings
+        if let url = ProcessInfo.processInfo.environment["DATABASE_URL"], !url.isEmpty {
+            settings = try ConnectionSettings.fromEnvironment()
+            print("Using the database of DATABASE_URL: \(settings)")
+        } else {
+            print("Starting a throwaway PostgreSQL...")
+            let local = try LocalPostgresCluster.start()
+            cluster = local
+            settings = local.settings
+        }
+        defer { cluster?.stop() }
+
+        var logger = Logger(label: "bookstore")
+        logger.logLevel = .warning
+        let configuration = PostgresService.Configuration(connection: settings, logger: logger)
+        try await PostgresService.withService(configuration: configuration) { service in
+            try await SchemaSetup.applyMigrations(in: migrationsDirectory(), to: service)
+            try await Demo(service: service).run()
+        }
+    }
+
+    /// `migrations/` of the package, found from the working directory or this source file.
+    static func migrationsDirectory() -> URL {
+        let candidates = [
+            URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("migrations"),
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../migrations").standardized,
+        ]
+        return candidates.first { FileManager.default.fileExists(atPath: $0.path) } ?? candidates[0]
+    }
+}

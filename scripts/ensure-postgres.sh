@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Makes sure the PostgreSQL server programs (initdb, pg_ctl) are installed; installs Debian's
+# `postgresql` package when they are missing. Prints the folder that holds them.
+set -euo pipefail
+
+find_bindir() {
+  local dir
+  if command -v pg_config >/dev/null 2>&1; then
+    dir=$(pg_config --bindir 2>/dev/null || true)
+    [ -x "$dir/initdb" ] && [ -x "$dir/pg_ctl" ] && { echo "$dir"; return 0; }
+  fi
+  for dir in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -t/ -k4 -n -r); do
+    [ -x "$dir/initdb" ] && [ -x "$dir/pg_ctl" ] && { echo "$dir"; return 0; }
+  done
+  command -v initdb >/dev/null 2>&1 && { dirname "$(command -v initdb)"; return 0; }
+  return 1
+}
+
+if ! bindir=$(find_bindir); then
+  if [ -n "${DATABASE_URL:-}" ]; then
+    echo "ensure-postgres: no local server programs, using DATABASE_URL" >&2
+    exit 0
+  fi
+  echo "ensure-postgres: installing PostgreSQL (apt-get install -y postgresql)" >&2
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq postgresql >&2
+  bindir=$(find_bindir) || { echo "ensure-postgres: PostgreSQL server programs still not found" >&2; exit 1; }
+fi
+
+# initdb refuses to run as root: the harness then runs the server as the `postgres` OS user.
+if [ "$(id -u)" -eq 0 ] && ! id postgres >/dev/null 2>&1; then
+  useradd --system --home-dir /var/lib/postgresql --shell /bin/bash postgres
+fi
+echo "$bindir"
