@@ -44,14 +44,27 @@ public final class LocalPostgresCluster: Sendable {
             "--auth-local=trust", "--auth-host=scram-sha-256", "--no-sync",
         ], as: osUser)
         try? FileManager.default.removeItem(atPath: passwordFile)
-        let port = try Self.freePort()
-        let options = [
-            "-p \(port)", "-k \(directory)", "-c listen_addresses=127.0.0.1", "-c fsync=off",
-            "-c synchronous_commit=off", "-c full_page_writes=off", "-c max_connections=300",
-            "-c shared_buffers=128MB",
-        ].joined(separator: " ")
         Self.startWatchdog(pgCtl: binaries.pgCtl, data: data, directory: directory, osUser: osUser)
-        try Shell.output(binaries.pgCtl, ["-D", data, "-l", directory + "/server.log", "-w", "-t", "60", "-o", options, "start"], as: osUser)
+        var port = 0
+        for attempt in 1...3 {
+            // The port is free when chosen but may be taken before the server binds it: try another.
+            port = try Self.freePort()
+            let options = [
+                "-p \(port)", "-k \(directory)", "-c listen_addresses=127.0.0.1", "-c fsync=off",
+                "-c synchronous_commit=off", "-c full_page_writes=off", "-c max_connections=300",
+                "-c shared_buffers=128MB",
+            ].joined(separator: " ")
+            do {
+                try Shell.output(
+                    binaries.pgCtl, ["-D", data, "-l", directory + "/server.log", "-w", "-t", "120", "-o", options, "start"],
+                    as: osUser)
+                break
+            } catch {
+                // A server still starting after the wait must not outlive its deleted directory.
+                _ = try? Shell.output(binaries.pgCtl, ["-D", data, "-m", "immediate", "-w", "stop"], as: osUser)
+                if attempt == 3 { throw error }
+            }
+        }
         var settings = ConnectionSettings(host: "127.0.0.1", port: port, user: "postgres", password: password, database: "postgres")
         settings.sslMode = .disable
         self.settings = settings

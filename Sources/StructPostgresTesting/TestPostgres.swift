@@ -12,7 +12,8 @@ import StructPostgres
 ///     try await TestPostgres.withDatabase { service in
 ///         try await service.execute(unsafeSQL: "CREATE TABLE books (uuid uuid PRIMARY KEY, title text)")
 ///         try await service.update(entities: [Book(uuid: UUID(), title: "Dune")])
-///         #expect(try await service.count(Book.self) == 1)
+///         let count = try await service.count(Book.self)
+///         #expect(count == 1)
 ///     }
 /// }
 /// ```
@@ -42,7 +43,8 @@ public enum TestPostgres {
             try await database.drop()
             return result
         } catch {
-            try? await database.drop()
+            // In a task of its own, so that the drop also happens when this task was cancelled.
+            try? await Task { try await database.drop() }.value
             throw error
         }
     }

@@ -113,3 +113,17 @@ import Testing
         #expect(error.map { "\($0)" }?.contains("hun") == false)
     }
 }
+
+@Suite struct UnencodedPasswordTests {
+    @Test(arguments: ["postgres://app:pa?zq9x@db/shop", "postgres://app:pa/zq9x@db/shop", "postgres://app:1234/zq9x@db/shop"])
+    func anAtAfterTheHostIsRefusedWithoutEchoingTheURL(url: String) {
+        let error = #expect(throws: StructPostgresError.self) { try ConnectionSettings(url: url, environment: [:]) }
+        #expect(error?.message.contains("percent-encode") == true)
+        #expect(error.map { "\($0)" }?.contains("zq9x") == false)
+    }
+
+    @Test func aQueryValueMayHoldAnAt() throws {
+        let settings = try ConnectionSettings(url: "postgres://u@h/d?application_name=me@host")
+        #expect(settings.applicationName == "me@host")
+    }
+}

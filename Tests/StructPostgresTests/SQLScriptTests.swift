@@ -26,3 +26,24 @@ import Testing
         #expect(SQLScript.split("SELECT 'a''b;c'").map(\.sql) == ["SELECT 'a''b;c'"])
     }
 }
+
+@Suite struct SQLScriptBodyTests {
+    @Test func beginAtomicBodiesKeepTheirSemicolons() {
+        let script = """
+            CREATE FUNCTION f(x int) RETURNS int LANGUAGE sql BEGIN ATOMIC
+                SELECT CASE WHEN x > 0 THEN 1 ELSE 0 END;
+                SELECT x + 1;
+            END;
+            SELECT 2;
+            """
+        let statements = SQLScript.split(script)
+        #expect(statements.count == 2)
+        #expect(statements[0].sql.hasSuffix("END"))
+        #expect(statements[1].sql == "SELECT 2")
+    }
+
+    @Test func anIdentifierEndingInEIsNotAnEscapeString() {
+        let statements = SQLScript.split(#"SELECT CASE WHEN true THEN 'a' ELSE'C:\'; SELECT 2;"#)
+        #expect(statements.map(\.sql) == [#"SELECT CASE WHEN true THEN 'a' ELSE'C:\'"#, "SELECT 2"])
+    }
+}

@@ -14,7 +14,7 @@ private struct Tagged: StoredModel {
 @Suite struct UpsertStatementTests {
     private func schema() -> TableSchema {
         func column(_ name: String, _ type: String, _ base: String, _ category: Character) -> TableSchema.Column {
-            .init(name: name, typeName: type, baseName: base, category: category, maxLength: nil, numericPrecision: nil)
+            .init(name: name, typeName: type, baseName: base, category: category, maxLength: nil, numericPrecision: nil, castName: type)
         }
         let columns = [
             column("uuid", "uuid", "uuid", "U"), column("label", "text", "text", "S"),

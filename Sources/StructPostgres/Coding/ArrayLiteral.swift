@@ -48,24 +48,37 @@ enum ArrayLiteral {
         return plain
     }
 
-    /// `2024-05-01 12:30:45.123456+00`, microseconds exact.
+    /// `2024-05-01 12:30:45.123456+00`, microseconds exact, in the proleptic Gregorian calendar
+    /// PostgreSQL uses (Foundation's switches to the Julian calendar before 1582).
     static func timestampText(_ date: Date) -> String {
         let micros = TimestampCoding.microseconds(date)
-        let secondsSince2000 = micros.quotientAndRemainder(dividingBy: 1_000_000)
-        var seconds = secondsSince2000.quotient
-        var fraction = secondsSince2000.remainder
-        if fraction < 0 {
-            seconds -= 1
-            fraction += 1_000_000
-        }
-        let whole = Date(timeIntervalSince1970: TimestampCoding.epochOffset + Double(seconds))
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        let c = calendar.dateComponents([.era, .year, .month, .day, .hour, .minute, .second], from: whole)
-        let bc = c.era == 0
+        let (day, microOfDay) = floorDivide(micros, 86_400_000_000)
+        let (year, month, dayOfMonth) = civilDate(daysSince2000: day)
+        let (hour, rest) = floorDivide(microOfDay, 3_600_000_000)
+        let (minute, rest2) = floorDivide(rest, 60_000_000)
+        let (second, fraction) = floorDivide(rest2, 1_000_000)
+        let bc = year <= 0
         let text = String(
-            format: "%04d-%02d-%02d %02d:%02d:%02d.%06d+00", c.year!, c.month!, c.day!, c.hour!, c.minute!,
-            c.second!, Int(fraction))
+            format: "%04lld-%02lld-%02lld %02lld:%02lld:%02lld.%06lld+00", bc ? 1 - year : year, month, dayOfMonth,
+            hour, minute, second, fraction)
         return bc ? text + " BC" : text
+    }
+
+    private static func floorDivide(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {
+        let quotient = value / divisor - (value % divisor < 0 ? 1 : 0)
+        return (quotient, value - quotient * divisor)
+    }
+
+    /// Year (astronomical: 0 is 1 BC), month and day from days since 2000-01-01 (Howard Hinnant's algorithm).
+    static func civilDate(daysSince2000: Int64) -> (Int64, Int64, Int64) {
+        let z = daysSince2000 + 10_957 + 719_468
+        let era = floorDivide(z, 146_097).0
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }

@@ -28,10 +28,25 @@ extension Bool: ColumnConvertible {
 extension Double: ColumnConvertible {
     var columnValue: ColumnValue { .float8(self) }
     static var wireType: WireType { .float8 }
+    /// Reads float, numeric and integer columns: whatever a Double could have been written to.
+    static func decode(_ cell: PostgresCell) throws -> Double {
+        switch cell.dataType {
+        case .float4, .float8: return try cell.decode(Double.self)
+        case .numeric: return NSDecimalNumber(decimal: try cell.decode(Decimal.self)).doubleValue
+        case .int2, .int4, .int8: return Double(try Int64.decode(cell))
+        default: throw PostgresDecodingError.Code.typeMismatch
+        }
+    }
 }
 extension Float: ColumnConvertible {
     var columnValue: ColumnValue { .float4(self) }
     static var wireType: WireType { .float4 }
+    static func decode(_ cell: PostgresCell) throws -> Float {
+        switch cell.dataType {
+        case .float4: return try cell.decode(Float.self)
+        default: return Float(try Double.decode(cell))
+        }
+    }
 }
 extension Decimal: ColumnConvertible {
     var columnValue: ColumnValue { .numeric(self) }
@@ -39,7 +54,8 @@ extension Decimal: ColumnConvertible {
     static func decode(_ cell: PostgresCell) throws -> Decimal {
         switch cell.dataType {
         case .numeric: return try cell.decode(Decimal.self)
-        case .int2, .int4, .int8: return Decimal(try cell.decode(Int64.self))
+        case .int2, .int4, .int8: return Decimal(try Int64.decode(cell))
+        case .float4, .float8: return Decimal(try cell.decode(Double.self))
         default: throw PostgresDecodingError.Code.typeMismatch
         }
     }
@@ -48,11 +64,17 @@ extension Date: ColumnConvertible {
     var columnValue: ColumnValue { .timestamptz(self) }
     static var wireType: WireType { .timestamptz }
     static func decode(_ cell: PostgresCell) throws -> Date {
-        guard cell.dataType == .timestamptz || cell.dataType == .timestamp, var bytes = cell.bytes,
-              let micros = bytes.readInteger(as: Int64.self) else {
+        guard var bytes = cell.bytes else { throw PostgresDecodingError.Code.missingData }
+        switch cell.dataType {
+        case .timestamptz, .timestamp:
+            guard let micros = bytes.readInteger(as: Int64.self) else { throw PostgresDecodingError.Code.failure }
+            return Date(timeIntervalSince1970: TimestampCoding.epochOffset + Double(micros) / 1_000_000)
+        case .date:
+            guard let days = bytes.readInteger(as: Int32.self) else { throw PostgresDecodingError.Code.failure }
+            return Date(timeIntervalSince1970: TimestampCoding.epochOffset + Double(days) * 86_400)
+        default:
             throw PostgresDecodingError.Code.typeMismatch
         }
-        return Date(timeIntervalSince1970: TimestampCoding.epochOffset + Double(micros) / 1_000_000)
     }
 }
 extension Data: ColumnConvertible {
@@ -77,6 +99,13 @@ enum TimestampCoding {
     static let epochOffset: Double = 946_684_800
 
     static func microseconds(_ date: Date) -> Int64 {
-        Int64(((date.timeIntervalSince1970 - epochOffset) * 1_000_000).rounded())
+        guard isRepresentable(date) else { return 0 }
+        return Int64(((date.timeIntervalSince1970 - epochOffset) * 1_000_000).rounded())
+    }
+
+    /// PostgreSQL's timestamps run from 4713 BC to 294276 AD.
+    static func isRepresentable(_ date: Date) -> Bool {
+        let seconds = date.timeIntervalSince1970
+        return seconds.isFinite && seconds >= -210_866_803_200 && seconds < 9_224_318_016_000
     }
 }

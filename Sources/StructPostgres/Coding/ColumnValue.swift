@@ -46,6 +46,20 @@ enum ColumnValue: Hashable, Sendable {
         }
     }
 
+    /// Why PostgreSQL cannot hold this value, if it cannot (checked before encoding, which would trap).
+    var encodingProblem: String? {
+        switch self {
+        case .numeric(let decimal) where decimal.isNaN:
+            return "Decimal.nan cannot be stored"
+        case .timestamptz(let date) where !TimestampCoding.isRepresentable(date):
+            return "the date is outside PostgreSQL's timestamp range (4713 BC to 294276 AD)"
+        case .array(let elements, _):
+            return elements.lazy.compactMap(\.encodingProblem).first
+        default:
+            return nil
+        }
+    }
+
     var isArray: Bool {
         if case .array = self { return true }
         return false

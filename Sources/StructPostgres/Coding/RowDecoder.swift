@@ -144,7 +144,12 @@ enum CellDecoding {
         case .json:
             data = Data(bytes.readableBytesView)
         case .text, .varchar, .bpchar, .name:
-            data = try JSONEncoder().encode(try cell.decode(String.self))
+            // JSON kept in a text column, else a plain string for a single-value type.
+            let text = try cell.decode(String.self)
+            if let first = text.first, first == "{" || first == "[", let decoded = try? jsonDecoder.decode(T.self, from: Data(text.utf8)) {
+                return decoded
+            }
+            data = try JSONEncoder().encode(text)
         case .int2, .int4, .int8:
             data = Data(String(try Int64.decode(cell)).utf8)
         case .bool:
@@ -154,8 +159,12 @@ enum CellDecoding {
         default:
             throw PostgresDecodingError.Code.typeMismatch
         }
+        return try jsonDecoder.decode(T.self, from: data)
+    }
+
+    private static var jsonDecoder: JSONDecoder {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
-        return try decoder.decode(T.self, from: data)
+        return decoder
     }
 }

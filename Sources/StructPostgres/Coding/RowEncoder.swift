@@ -38,9 +38,13 @@ struct RowEncoder {
             encoder.dateEncodingStrategy = .iso8601
             data = try encoder.encode(value)
         } catch {
+            // The context's description, not the error's: the error quotes the value itself.
+            let reason = (error as? EncodingError).map { error -> String in
+                if case .invalidValue(_, let context) = error { return context.debugDescription }
+                return "encoding failed"
+            } ?? "encoding failed"
             throw StructPostgresError(
-                .unsupportedType,
-                "property '\(property)' of type \(T.self) cannot be stored: its JSON encoding failed (\(error))",
+                .unsupportedType, "property '\(property)' of type \(T.self) cannot be stored as JSON: \(reason)",
                 property: property)
         }
         let text = String(decoding: data, as: UTF8.self)

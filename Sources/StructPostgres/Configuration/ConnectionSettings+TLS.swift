@@ -53,10 +53,15 @@ extension ConnectionSettings {
                 }
             configuration = .init(host: host, port: port, username: user, password: password, database: database, tls: tls)
         }
-        if let applicationName {
-            configuration.options.additionalStartupParameters.append(("application_name", applicationName))
-        }
+        configuration.options.additionalStartupParameters = startupParameters
         return configuration
+    }
+
+    /// Sessions run in UTC, so that `timestamp without time zone` columns hold UTC wall-clock times.
+    var startupParameters: [(String, String)] {
+        var parameters = [("TimeZone", "UTC")]
+        if let applicationName { parameters.append(("application_name", applicationName)) }
+        return parameters
     }
 
     private func trustRoots() throws -> NIOSSLTrustRoots {
@@ -82,9 +87,7 @@ extension ConnectionSettings {
         configuration.options.minimumConnections = pool.minConnections
         configuration.options.connectionIdleTimeout = pool.idleTimeout
         configuration.options.connectTimeout = connectTimeout ?? pool.connectTimeout
-        if let applicationName {
-            configuration.options.additionalStartupParameters.append(("application_name", applicationName))
-        }
+        configuration.options.additionalStartupParameters = startupParameters
         return configuration
     }
 }

@@ -61,11 +61,17 @@ struct URLParts {
         }
         if rest.contains("#") { throw fail("a fragment ('#') is not allowed") }
         var authority = rest
+        var path: Substring = ""
         if let slash = rest.firstIndex(of: "/") {
             authority = rest[..<slash]
-            let path = rest[rest.index(after: slash)...]
-            if !path.isEmpty { database = try Self.decode(path, part: "database name") }
+            path = rest[rest.index(after: slash)...]
         }
+        // An unencoded '/', '?' or '@' in a password moves the '@' past the host; never echo those parts.
+        let firstParameter = query.split(separator: "&").first ?? ""
+        if !authority.contains("@") && (path.contains("@") || firstParameter.split(separator: "=").first?.contains("@") == true) {
+            throw fail("an '@' follows the host part; percent-encode '@', '/', '?', '#' and ':' in the user name and password (e.g. '/' as %2F)")
+        }
+        if !path.isEmpty { database = try Self.decode(path, part: "database name") }
         if let at = authority.lastIndex(of: "@") {
             let userInfo = authority[..<at]
             authority = authority[authority.index(after: at)...]

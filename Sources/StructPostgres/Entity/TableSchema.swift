@@ -12,6 +12,9 @@ struct TableSchema: Sendable {
         let maxLength: Int?
         /// The declared precision and scale of `numeric(p, s)`.
         let numericPrecision: (precision: Int, scale: Int)?
+        /// The type without its modifier (`character varying[]`), for casts: a cast to `varchar(5)`
+        /// would silently truncate, while the assignment to the column refuses a value too long.
+        let castName: String
 
         var isArray: Bool { category == "A" }
         var isStringLike: Bool { category == "S" }
@@ -29,16 +32,19 @@ struct TableSchema: Sendable {
     }
 
     static let columnsSQL = """
-        SELECT a.attname::text, format_type(a.atttypid, a.atttypmod), t.typname::text, t.typcategory::text, a.atttypmod
+        SELECT a.attname::text, format_type(a.atttypid, a.atttypmod), format_type(a.atttypid, NULL),
+               t.typname::text, t.typcategory::text, a.atttypmod
         FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
         WHERE a.attrelid = $1::oid AND a.attnum > 0 AND NOT a.attisdropped
         ORDER BY a.attnum
         """
 
     static let uniqueKeysSQL = """
-        SELECT ARRAY(SELECT a.attname::text FROM unnest(i.indkey) AS k(n)
+        SELECT ARRAY(SELECT a.attname::text FROM unnest(i.indkey[0:i.indnkeyatts - 1]) AS k(n)
                      JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.n)
-        FROM pg_index i WHERE i.indrelid = $1::oid AND i.indisunique AND i.indpred IS NULL
+        FROM pg_index i
+        WHERE i.indrelid = $1::oid AND i.indisunique AND i.indpred IS NULL AND i.indimmediate AND i.indisvalid
+          AND NOT (0 = ANY (i.indkey[0:i.indnkeyatts - 1]))
         """
 }
 

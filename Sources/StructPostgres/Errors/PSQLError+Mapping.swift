@@ -11,11 +11,14 @@ extension StructPostgresError {
             return StructPostgresError(.client, String(describing: error), sql: sql, underlying: UnderlyingError(error))
         }
         if let info = psql.serverInfo, let state = info[.sqlState] {
+            var message = info[.message] ?? "PostgreSQL error \(state)"
+            if state.hasPrefix("22") && !revealValues { message = maskQuoted(message) }
             var mapped = StructPostgresError(
-                SQLState.code(for: state), info[.message] ?? "PostgreSQL error \(state)",
+                SQLState.code(for: state), message,
                 sqlState: state, table: info[.tableName], column: info[.columnName],
                 constraint: info[.constraintName], sql: sql)
             mapped.hint = info[.hint]
+            mapped.position = info[.position].flatMap { Int($0) }
             if revealValues { mapped.detail = info[.detail] }
             return mapped
         }
@@ -30,6 +33,21 @@ extension StructPostgresError {
             return StructPostgresError(.client, "PostgresNIO error \(psql.code)", sql: sql)
         }
     }
+}
+
+/// Data exceptions quote the offending input (`invalid input syntax for type uuid: "..."`): mask it.
+func maskQuoted(_ message: String) -> String {
+    var result = ""
+    var inQuote = false
+    for char in message {
+        if char == "\"" {
+            result.append(inQuote ? "****\"" : "\"")
+            inQuote.toggle()
+        } else if !inQuote {
+            result.append(char)
+        }
+    }
+    return inQuote ? result + "****" : result
 }
 
 /// Carries a non-`Sendable`-checked error inside ``StructPostgresError/underlying``.

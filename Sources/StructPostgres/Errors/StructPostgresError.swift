@@ -88,6 +88,8 @@ public struct StructPostgresError: Error, Sendable, CustomStringConvertible {
     public var detail: String?
     /// PostgreSQL's `HINT`.
     public var hint: String?
+    /// Where in ``sql`` PostgreSQL pointed, as a 1-based character offset.
+    public var position: Int?
     /// The error this one wraps, when any.
     public var underlying: (any Error & Sendable)?
 

@@ -42,32 +42,42 @@ public struct Filter: Sendable {
     public static prefix func ! (filter: Filter) -> Filter { Filter(node: .not(filter.node)) }
 
     /// The SQL condition, binding every value as a parameter of `statement`.
+    ///
+    /// `NOT` is pushed down to the comparisons, so that, as with NSPredicate, `!(.equal(k, x))` also matches
+    /// rows where `k` is NULL (SQL's `NOT (k = x)` would be NULL there and drop them).
     func sql(for description: EntityDescription, into statement: inout Statement) throws -> String {
-        try Self.sql(node, description, &statement)
+        try Self.sql(node, negated: false, description, &statement)
     }
 
-    private static func sql(_ node: Node, _ description: EntityDescription, _ statement: inout Statement) throws -> String {
+    private static func sql(
+        _ node: Node, negated: Bool, _ description: EntityDescription, _ statement: inout Statement
+    ) throws -> String {
         switch node {
         case .compare(let key, let comparison, let value):
             let column = try description.column(for: key)
             let quoted = SQLIdentifier.quote(column)
+            let equal = (comparison == .equal) != negated
             let encoded = try RowEncoder.columnValue(of: value, property: key)
-            guard encoded != .null else {
-                return comparison == .equal ? "\(quoted) IS NULL" : "\(quoted) IS NOT NULL"
+            if let problem = encoded.encodingProblem {
+                throw StructPostgresError(
+                    .invalidValue, "filter on '\(key)': \(problem)", entity: description.entity,
+                    table: description.schema.table, column: column, property: key)
             }
+            guard encoded != .null else { return equal ? "\(quoted) IS NULL" : "\(quoted) IS NOT NULL" }
             let info = description.schema.columns[column]!
             let parameter = statement.bind(encoded)
             let needsCast = (encoded.wireType == .text && !info.isStringLike) || (encoded.wireType == .jsonb && info.baseName != "jsonb")
-            let operand = needsCast ? "\(parameter)::\(info.typeName)" : parameter
-            return comparison == .equal ? "\(quoted) = \(operand)" : "\(quoted) IS DISTINCT FROM \(operand)"
+            let operand = needsCast ? "\(parameter)::\(info.castName)" : parameter
+            return equal ? "\(quoted) = \(operand)" : "\(quoted) IS DISTINCT FROM \(operand)"
         case .isNull(let key, let isNull):
-            return "\(SQLIdentifier.quote(try description.column(for: key))) IS \(isNull ? "" : "NOT ")NULL"
-        case .all(let nodes):
-            return "(" + (try nodes.map { try sql($0, description, &statement) }).joined(separator: " AND ") + ")"
-        case .any(let nodes):
-            return "(" + (try nodes.map { try sql($0, description, &statement) }).joined(separator: " OR ") + ")"
+            return "\(SQLIdentifier.quote(try description.column(for: key))) IS \(isNull != negated ? "" : "NOT ")NULL"
+        case .all(let nodes), .any(let nodes):
+            var isAll = if case .all = node { true } else { false }
+            if negated { isAll.toggle() }
+            let parts = try nodes.map { try sql($0, negated: negated, description, &statement) }
+            return "(" + parts.joined(separator: isAll ? " AND " : " OR ") + ")"
         case .not(let inner):
-            return "NOT (\(try sql(inner, description, &statement)))"
+            return try sql(inner, negated: !negated, description, &statement)
         }
     }
 }

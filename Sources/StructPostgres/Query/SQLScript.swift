@@ -1,7 +1,7 @@
 import Foundation
 
 /// Splits SQL text into its statements, as `psql` does: semicolons inside quotes, dollar quotes,
-/// quoted identifiers and comments do not end a statement.
+/// quoted identifiers, comments and `BEGIN ATOMIC ... END` function bodies do not end a statement.
 ///
 /// PostgresNIO speaks only the extended protocol, which takes one statement at a time.
 struct SQLScript {
@@ -32,6 +32,23 @@ struct SQLScript {
             hasContent = false
         }
         func peek(_ offset: Int) -> Unicode.Scalar? { i + offset < chars.count ? chars[i + offset] : nil }
+        // Words outside quotes, to follow `BEGIN ATOMIC` bodies, whose `;` belong to the function.
+        var word = ""
+        var previousWord = ""
+        var atomicDepth = 0
+        func flushWord() {
+            guard !word.isEmpty else { return }
+            let upper = word.uppercased()
+            if previousWord == "BEGIN" && upper == "ATOMIC" {
+                atomicDepth += 1
+            } else if atomicDepth > 0 && upper == "CASE" {
+                atomicDepth += 1
+            } else if atomicDepth > 0 && upper == "END" {
+                atomicDepth -= 1
+            }
+            previousWord = upper
+            word = ""
+        }
 
         while i < chars.count {
             let c = chars[i]
@@ -39,9 +56,18 @@ struct SQLScript {
                 hasContent = true
                 startLine = line
             }
+            if isWordCharacter(c) {
+                word.unicodeScalars.append(c)
+                append(c); i += 1
+                continue
+            }
+            flushWord()
             switch c {
+            case ";" where atomicDepth > 0:
+                append(c); i += 1
             case ";":
                 finish()
+                previousWord = ""
                 i += 1
             case "-" where peek(1) == "-":
                 while i < chars.count && chars[i] != "\n" { append(chars[i]); i += 1 }
@@ -54,6 +80,7 @@ struct SQLScript {
                 } while depth > 0 && i < chars.count
             case "'", "\"":
                 let escapes = c == "'" && i > 0 && (chars[i - 1] == "E" || chars[i - 1] == "e")
+                    && (i < 2 || !isWordCharacter(chars[i - 2]))
                 append(c); i += 1
                 while i < chars.count {
                     let d = chars[i]
@@ -85,6 +112,10 @@ struct SQLScript {
         }
         finish()
         return statements
+    }
+
+    private static func isWordCharacter(_ c: Unicode.Scalar) -> Bool {
+        c.properties.isAlphabetic || c == "_" || ("0"..."9").contains(c)
     }
 
     /// `$$` or `$name$` starting at `index`, unless it is a parameter like `$1`.

@@ -99,7 +99,11 @@ struct BatchColumns {
         var result: [[ColumnValue]] = []
         result.reserveCapacity(rows.count)
         for row in rows {
-            let key = keyIndexes.map { row[$0] }
+            // Compare keys as PostgreSQL stores them: dates at microsecond precision.
+            let key = keyIndexes.map { index -> ColumnValue in
+                if case .timestamptz(let date) = row[index] { return .int8(TimestampCoding.microseconds(date)) }
+                return row[index]
+            }
             if key.contains(.null) {
                 result.append(row)
             } else if let existing = positions[key] {

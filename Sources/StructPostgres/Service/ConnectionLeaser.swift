@@ -1,14 +1,16 @@
 import PostgresNIO
+import Synchronization
 
 extension ServiceRuntime {
     /// Leases a pooled connection for `body`, waiting at most ``PoolOptions/acquireTimeout`` for one.
     ///
     /// `PostgresClient` waits for a free connection without bound. The lease is taken in a child task
     /// and handed over, so the wait can be raced against a timer and cancelled, while `body` runs in the
-    /// caller's task and need not be `Sendable`.
+    /// caller's task and need not be `Sendable`. The child holds the lease until `body` has returned,
+    /// even if the caller is cancelled meanwhile, so a connection is never shared while in use.
     func withConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         let handoff = AsyncStream<PostgresConnection>.makeStream()
-        let release = AsyncStream<Never>.makeStream()
+        let release = ReleaseSignal()
         let timeout = configuration.pool.acquireTimeout
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { [client] in
@@ -18,7 +20,7 @@ extension ServiceRuntime {
                         defer { self.leaseEnded() }
                         handoff.continuation.yield(connection)
                         handoff.continuation.finish()
-                        for await _ in release.stream {}
+                        await release.wait()
                     }
                 } catch {
                     handoff.continuation.finish()
@@ -26,7 +28,7 @@ extension ServiceRuntime {
                 }
             }
             defer {
-                release.continuation.finish()
+                release.signal()
                 handoff.continuation.finish()
             }
             let outcome = try await withThrowingTaskGroup(of: LeaseOutcome.self) { race in
@@ -41,24 +43,23 @@ extension ServiceRuntime {
                 defer { race.cancelAll() }
                 return try await race.next() ?? .failed
             }
-            let connection: PostgresConnection
             switch outcome {
-            case .leased(let leased):
-                connection = leased
+            case .leased(let connection):
+                return try await body(connection)
             case .failed:
-                // The lease itself threw (the pool is closed or was never run): report its error.
+                // The lease threw (pool closed or not running), or this task was cancelled.
+                release.signal()
                 do { try await group.next() } catch { throw StructPostgresError.from(error, sql: nil) }
+                if Task.isCancelled { throw StructPostgresError.from(CancellationError(), sql: nil) }
                 throw StructPostgresError(.connectionLost, "the connection pool is not running")
             case .timedOut:
                 group.cancelAll()
-                try Task.checkCancellation()
                 let size = configuration.pool.maxConnections
                 if connectionsInUse < size { try await diagnoseConnection() }
                 throw StructPostgresError(
                     .poolTimeout,
                     "no free connection within \(timeout): the pool holds at most \(size) connections and \(connectionsInUse) are in use")
             }
-            return try await body(connection)
         }
     }
 
@@ -68,9 +69,12 @@ extension ServiceRuntime {
         let settings = configuration.connection
         let connection: PostgresConnection
         do {
+            var connectionConfiguration = try settings.connectionConfiguration()
+            let limit = (settings.connectTimeout ?? configuration.pool.connectTimeout).components
+            connectionConfiguration.options.connectTimeout = .milliseconds(limit.seconds * 1000 + limit.attoseconds / 1_000_000_000_000_000)
             connection = try await PostgresConnection.connect(
                 on: PostgresClient.defaultEventLoopGroup.any(),
-                configuration: try settings.connectionConfiguration(), id: 0, logger: logger
+                configuration: connectionConfiguration, id: 0, logger: logger
             ).get()
         } catch {
             var failure = StructPostgresError.from(error, sql: nil)
@@ -86,4 +90,34 @@ private enum LeaseOutcome: Sendable {
     case leased(PostgresConnection)
     case failed
     case timedOut
+}
+
+/// A one-shot signal whose wait ignores cancellation: the lease ends only when the borrower is done.
+private final class ReleaseSignal: Sendable {
+    private enum State {
+        case pending
+        case waiting(CheckedContinuation<Void, Never>)
+        case signalled
+    }
+    private let state = Mutex<State>(.pending)
+
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = state.withLock { state -> Bool in
+                if case .signalled = state { return true }
+                state = .waiting(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    func signal() {
+        let waiting = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            defer { state = .signalled }
+            if case .waiting(let continuation) = state { return continuation }
+            return nil
+        }
+        waiting?.resume()
+    }
 }

@@ -71,13 +71,13 @@ extension DatabaseSession {
         let condition: String
         if description.keyColumns.count == 1 {
             let column = batch.columns.first { $0.name == description.keyColumns[0] }!
-            let list = column.needsCast ? "\(parameters[0])::\(column.info.typeName)[]" : parameters[0]
+            let list = column.needsCast ? "\(parameters[0])::\(column.info.castName)[]" : parameters[0]
             condition = "\(SQLIdentifier.quote(description.keyColumns[0])) = ANY(\(list))"
         } else {
             let names = description.keyColumns.map(SQLIdentifier.quote).joined(separator: ", ")
             let casts = description.keyColumns.map { key in
                 let column = batch.columns.first { $0.name == key }!
-                return "k.\(SQLIdentifier.quote(key))" + (column.needsCast ? "::\(column.info.typeName)" : "")
+                return "k.\(SQLIdentifier.quote(key))" + (column.needsCast ? "::\(column.info.castName)" : "")
             }
             condition = "(\(names)) IN (SELECT \(casts.joined(separator: ", ")) FROM unnest(\(parameters.joined(separator: ", "))) AS k(\(names)))"
         }

@@ -42,7 +42,7 @@ extension DatabaseSession {
             let parameter = statement.bind(array: BinaryColumnArray(element: column.arrayType, values: column.values))
             parameters.append("\(parameter)::\(column.arrayType.sqlName)[]")
             let reference = "u.\(SQLIdentifier.quote(column.name))"
-            selected.append(column.needsCast ? "\(reference)::\(column.info.typeName)" : reference)
+            selected.append(column.needsCast ? "\(reference)::\(column.info.castName)" : reference)
         }
         let names = batch.columns.map { SQLIdentifier.quote($0.name) }
         let quotedKeys = keys.map(SQLIdentifier.quote).joined(separator: ", ")

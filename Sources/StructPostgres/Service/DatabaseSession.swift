@@ -35,6 +35,7 @@ struct DatabaseSession: Sendable {
         runtime.logger.debug("query", metadata: metadata)
         let start = ContinuousClock.now
         do {
+            try ensureOpen(sql: statement.sql)
             let query = PostgresQuery(unsafeSQL: statement.sql, binds: statement.bindings)
             let rows = try await connection.query(query, logger: runtime.logger).collect()
             observe(statement, since: start, failed: false)
@@ -59,6 +60,13 @@ struct DatabaseSession: Sendable {
         }
     }
 
+    /// PostgresNIO never answers a query written to a connection that has already closed; fail instead.
+    func ensureOpen(sql: String) throws {
+        if connection.isClosed {
+            throw StructPostgresError(.connectionLost, "the connection to the server is closed", sql: sql)
+        }
+    }
+
     private func observe(_ statement: Statement, since start: ContinuousClock.Instant, failed: Bool) {
         runtime.configuration.queryObserver?(QueryEvent(
             sql: statement.sql, parameterCount: statement.bindings.count,
@@ -69,6 +77,12 @@ struct DatabaseSession: Sendable {
     func describe<E: EntityProtocol>(_ type: E.Type) async throws -> EntityDescription {
         let schema = try await schema(of: E.table, entity: "\(E.self)")
         return try EntityDescription(E.self, schema: schema)
+    }
+
+    /// Precision and scale of a `numeric(p, s)` type modifier; the scale is an 11-bit signed number.
+    static func numericPrecision(_ typmod: Int32) -> (Int, Int) {
+        let bits = Int(typmod - 4)
+        return ((bits >> 16) & 0xffff, ((bits & 0x7ff) ^ 1024) - 1024)
     }
 
     func schema(of table: String, entity: String) async throws -> TableSchema {
@@ -88,13 +102,14 @@ struct DatabaseSession: Sendable {
         var columns: [String: TableSchema.Column] = [:]
         var order: [String] = []
         for row in try await run(columnsQuery) {
-            let (name, typeName, baseName, category, typmod) = try row.decode((String, String, String, String, Int32).self)
+            let (name, typeName, castName, baseName, category, typmod) = try row.decode((String, String, String, String, String, Int32).self)
             let hasLength = ["varchar", "bpchar"].contains(baseName) && typmod > 4
             let hasPrecision = baseName == "numeric" && typmod > 4
             columns[name] = .init(
                 name: name, typeName: typeName, baseName: baseName, category: category.first ?? "X",
                 maxLength: hasLength ? Int(typmod - 4) : nil,
-                numericPrecision: hasPrecision ? (Int((typmod - 4) >> 16), Int((typmod - 4) & 0xffff)) : nil)
+                numericPrecision: hasPrecision ? Self.numericPrecision(typmod) : nil,
+                castName: castName)
             order.append(name)
         }
         var keysQuery = Statement(sql: TableSchema.uniqueKeysSQL)

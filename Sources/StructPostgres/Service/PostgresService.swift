@@ -93,6 +93,15 @@ public final class PostgresService: CoreDataServiceProtocol, Service {
     public func forgetSchemaCache() { runtime.forgetSchemas() }
 
     func withSession<T>(_ body: (DatabaseSession) async throws -> T) async throws -> T {
-        try await runtime.withConnection { try await body(DatabaseSession(connection: $0, runtime: runtime)) }
+        try await runtime.withConnection { connection in
+            let session = DatabaseSession(connection: connection, runtime: runtime)
+            do {
+                return try await body(session)
+            } catch let error as StructPostgresError where error.sqlState != nil {
+                // A failed script may have left a transaction open on this connection; never pool it so.
+                try? await session.execute(statement: "ROLLBACK")
+                throw error
+            }
+        }
     }
 }

@@ -1,3 +1,4 @@
+import PostgresNIO
 import Synchronization
 
 /// The service inside a transaction: the same fetch, update, delete and count, on the transaction's
@@ -32,7 +33,7 @@ public final class PostgresTransaction: CoreDataServiceProtocol {
             throw error
         }
         do {
-            try await session.execute(statement: "COMMIT")
+            try await session.commit()
         } catch {
             try? await session.execute(statement: "ROLLBACK")
             throw error
@@ -43,10 +44,14 @@ public final class PostgresTransaction: CoreDataServiceProtocol {
     /// Runs `body` inside a savepoint: if it throws, only its work is rolled back and the error is
     /// rethrown; this transaction goes on. While it runs, use the inner transaction, not this one.
     public func transaction<T>(_ body: (PostgresTransaction) async throws -> T) async throws -> T {
-        try ensureActive()
+        try suspend()
         let name = "structpg_sp_\(depth + 1)"
-        try await session.execute(statement: "SAVEPOINT \(name)")
-        state.withLock { $0 = .suspended }
+        do {
+            try await session.execute(statement: "SAVEPOINT \(name)")
+        } catch {
+            state.withLock { $0 = .active }
+            throw error
+        }
         let inner = PostgresTransaction(session: session, depth: depth + 1)
         defer {
             inner.finish()
@@ -101,6 +106,16 @@ public final class PostgresTransaction: CoreDataServiceProtocol {
 
     private func finish() { state.withLock { $0 = .finished } }
 
+    /// Checks that this transaction is usable and marks it as having a nested one open, atomically,
+    /// so two concurrent nested transactions cannot both take the same savepoint name.
+    private func suspend() throws {
+        let previous = state.withLock { state -> State in
+            defer { if state == .active { state = .suspended } }
+            return state
+        }
+        guard previous == .active else { try ensureActive(); return }
+    }
+
     func ensureActive() throws {
         let current = state.withLock { $0 }
         switch current {
@@ -118,5 +133,23 @@ public final class PostgresTransaction: CoreDataServiceProtocol {
 extension DatabaseSession {
     func execute(statement sql: String) async throws {
         _ = try await run(Statement(sql: sql))
+    }
+
+    /// Sends COMMIT and checks that PostgreSQL did commit: after a failed statement whose error the
+    /// closure caught, PostgreSQL answers COMMIT with ROLLBACK, which must not pass for success.
+    func commit() async throws {
+        let result: PostgresQueryResult
+        do {
+            try ensureOpen(sql: "COMMIT")
+            result = try await connection.query("COMMIT", logger: runtime.logger).get()
+        } catch {
+            throw StructPostgresError.from(error, sql: "COMMIT")
+        }
+        if result.metadata.command == "ROLLBACK" {
+            throw StructPostgresError(
+                .server,
+                "the transaction was rolled back, not committed: a statement in it failed and its error was caught inside the closure",
+                sqlState: "25P02", sql: "COMMIT")
+        }
     }
 }

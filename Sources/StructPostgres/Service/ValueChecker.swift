@@ -51,6 +51,7 @@ struct ValueChecker {
     }
 
     private func checkValue(_ value: ColumnValue, row: Int) throws {
+        if let problem = value.encodingProblem { throw fail(.invalidValue, problem, row: row, sqlState: SQLState.numericValueOutOfRange) }
         switch value {
         case .text(let text), .jsonb(let text):
             if text.utf8.contains(0) {
@@ -71,7 +72,7 @@ struct ValueChecker {
             try checkRange(value, row: row)
         case .float8(let double) where column.baseName == "float4":
             if double.isFinite && abs(double) > Double(Float.greatestFiniteMagnitude) {
-                throw fail(.invalidValue, "value \(double) is out of range for column '\(column.name)' of type real",
+                throw fail(.invalidValue, "a value is out of range for column '\(column.name)' of type real",
                            row: row, sqlState: SQLState.numericValueOutOfRange)
             }
         default:
@@ -87,10 +88,10 @@ struct ValueChecker {
         case "int8": bounds = (Decimal(Int64.min), Decimal(Int64.max))
         case "numeric":
             guard let (precision, scale) = column.numericPrecision else { return }
-            // numeric(p, s) holds values whose absolute value is below 10^(p - s).
-            var limit = Decimal(1)
-            for _ in 0..<(precision - scale) { limit *= 10 }
-            bounds = (-limit + Decimal(sign: .plus, exponent: -scale, significand: 1) / 2, limit - Decimal(sign: .plus, exponent: -scale, significand: 1) / 2)
+            // numeric(p, s) holds values that round, at scale s, to less than 10^(p - s).
+            let limit = Decimal(sign: .plus, exponent: precision - scale, significand: 1)
+            let halfUnit = Decimal(sign: .plus, exponent: -scale, significand: 5) / 10
+            bounds = (-limit + halfUnit, limit - halfUnit)
         default: return
         }
         let number: Decimal =
@@ -102,7 +103,7 @@ struct ValueChecker {
             default: 0
             }
         if number < bounds.min || number > bounds.max {
-            throw fail(.invalidValue, "value \(number) is out of range for column '\(column.name)' of type \(column.typeName)",
+            throw fail(.invalidValue, "a value is out of range for column '\(column.name)' of type \(column.typeName)",
                        row: row, sqlState: SQLState.numericValueOutOfRange)
         }
     }

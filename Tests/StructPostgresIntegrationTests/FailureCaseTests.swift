@@ -1,0 +1,56 @@
+import Foundation
+import StructPostgres
+import Testing
+
+/// Failures that come from the server or the connection rather than from the values written.
+@Suite struct FailureCaseTests {
+    @Test func aStatementCancelledByTimeoutIsQueryCancelled() async throws {
+        try await withTables(BookSchema.create) { service, _ in
+            let error = await #expect(throws: StructPostgresError.self) {
+                try await service.transaction { tx in
+                    try await tx.execute(unsafeSQL: "SET LOCAL statement_timeout = 50")
+                    _ = try await tx.query("SELECT pg_sleep(5)")
+                }
+            }
+            #expect(error?.code == .queryCancelled)
+            #expect(error?.sqlState == "57014")
+            #expect(error?.sql == "SELECT pg_sleep(5)")
+        }
+    }
+
+    @Test func aConnectionKilledMidTransactionIsConnectionLostAndThePoolRecovers() async throws {
+        try await withTables(BookSchema.create) { service, _ in
+            let book = BookModel(uuid: UUID(), title: "lost", price: 1, publisher: nil)
+            let error = await #expect(throws: StructPostgresError.self) {
+                try await service.transaction { tx in
+                    try await tx.update(entities: [book])
+                    let pid = try await tx.query("SELECT pg_backend_pid()")[0].decode(Int32.self)
+                    _ = try await service.query("SELECT pg_terminate_backend(\(pid))")
+                    _ = try await tx.query("SELECT 1")
+                }
+            }
+            #expect(error?.code == .connectionLost)
+            let count = try await service.count(BookModel.self)
+            #expect(count == 0)
+        }
+    }
+
+    @Test func undefinedColumnsInRawSQLKeepTheirSQLState() async throws {
+        try await withTables(BookSchema.create) { service, _ in
+            let error = await #expect(throws: StructPostgresError.self) {
+                _ = try await service.query("SELECT no_such_column FROM books")
+            }
+            #expect(error?.code == .undefinedColumn)
+            #expect(error?.sqlState == "42703")
+        }
+    }
+
+    @Test func aFailingScriptNamesTheStatementLine() async throws {
+        try await withTables() { service, _ in
+            let error = await #expect(throws: StructPostgresError.self) {
+                try await service.execute(unsafeSQL: "CREATE TABLE a (x int);\n\nCREATE TABLE b (y nosuchtype);")
+            }
+            #expect(error?.message.contains("statement at line 3") == true)
+        }
+    }
+}
