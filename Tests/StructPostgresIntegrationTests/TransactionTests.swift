@@ -128,6 +128,26 @@ private struct Abort: Error {}
         }
     }
 
+    @Test func aCancelledCallerKeepsItsConnectionUntilItsClosureReturns() async throws {
+        try await withTables(BookSchema.create, pool: PoolOptions(maxConnections: 1, acquireTimeout: .seconds(20))) { service, _ in
+            let book = BookModel(uuid: UUID(), title: "uncommitted", price: 1, publisher: nil)
+            let writer = Task {
+                try await service.transaction { tx in
+                    try await tx.update(entities: [book])
+                    _ = try await tx.query("SELECT pg_sleep(0.6)")
+                    throw Abort()
+                }
+            }
+            try await Task.sleep(for: .milliseconds(250))
+            writer.cancel()
+            // With one connection, this waits for the writer: it must not run inside the writer's transaction.
+            let seen = try await service.count(BookModel.self)
+            #expect(seen == 0)
+            let outcome = await writer.result
+            #expect(throws: Abort.self) { try outcome.get() }
+        }
+    }
+
     @Test func aTransactionCannotBeUsedOutsideItsClosure() async throws {
         try await withTables(BookSchema.create) { service, _ in
             let escaped = try await service.transaction { tx in tx }
