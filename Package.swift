@@ -53,6 +53,7 @@ let package = Package(
             dependencies: [
                 "StructPostgres", "StructPostgresTesting",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -15,3 +15,39 @@ import Testing
         }
     }
 }
+
+import Logging
+import ServiceLifecycle
+
+@Suite struct ServiceLifecycleTests {
+    /// A service of a `ServiceGroup`: the pool runs until graceful shutdown.
+    struct Client: Service {
+        let database: PostgresService
+        let result: @Sendable (Int) -> Void
+        func run() async throws {
+            let rows = try await database.query("SELECT 40 + 2")
+            result(Int(try rows[0].decode(Int32.self)))
+        }
+    }
+
+    @Test func runsInAServiceGroup() async throws {
+        let database = try await TestDatabase.create()
+        let service = try PostgresService(configuration: .init(connection: database.settings))
+        let answer = Mutex(0)
+        var logger = Logger(label: "group")
+        logger.logLevel = .critical
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [
+                    .init(service: service),
+                    .init(service: Client(database: service) { value in answer.withLock { $0 = value } },
+                          successTerminationBehavior: .gracefullyShutdownGroup),
+                ],
+                logger: logger))
+        try await group.run()
+        #expect(answer.withLock { $0 } == 42)
+        try await database.drop()
+    }
+}
+
+import Synchronization
