@@ -20,6 +20,7 @@ public struct StructPostgresError: Error, Sendable, CustomStringConvertible {
             case serializationFailure, deadlock, queryCancelled, poolTimeout, connectionLost
             case decoding, undefinedTable, undefinedColumn, invalidValue, unsupportedType
             case invalidConfiguration, transactionMisuse, server, client
+            case migrationFailed, migrationRefused
         }
         private let backing: Backing
         private init(_ backing: Backing) { self.backing = backing }
@@ -56,6 +57,10 @@ public struct StructPostgresError: Error, Sendable, CustomStringConvertible {
         public static let invalidConfiguration = Self(.invalidConfiguration)
         /// A transaction used after it ended, or while a nested one was open.
         public static let transactionMisuse = Self(.transactionMisuse)
+        /// A migration's SQL failed; ``StructPostgresError/file`` and ``StructPostgresError/line`` say where.
+        public static let migrationFailed = Self(.migrationFailed)
+        /// The migrator refused to run: a changed, missing, failed or out-of-order migration, or a bad file.
+        public static let migrationRefused = Self(.migrationRefused)
         /// Any other error PostgreSQL reported; see ``StructPostgresError/sqlState``.
         public static let server = Self(.server)
         /// Any other client-side failure.
@@ -90,6 +95,10 @@ public struct StructPostgresError: Error, Sendable, CustomStringConvertible {
     public var hint: String?
     /// Where in ``sql`` PostgreSQL pointed, as a 1-based character offset.
     public var position: Int?
+    /// The migration file involved.
+    public var file: String?
+    /// The line of ``file`` involved, 1-based.
+    public var line: Int?
     /// The error this one wraps, when any.
     public var underlying: (any Error & Sendable)?
 
@@ -117,6 +126,7 @@ public struct StructPostgresError: Error, Sendable, CustomStringConvertible {
         let context: [(String, String?)] = [
             ("sqlstate", sqlState), ("entity", entity), ("table", table), ("column", column),
             ("property", property), ("constraint", constraint), ("row", rowKey),
+            ("file", file.map { name in line.map { "\(name):\($0)" } ?? name }),
         ]
         let known = context.compactMap { name, value in value.map { "\(name)=\($0)" } }
         if !known.isEmpty { parts.append("(\(known.joined(separator: ", ")))") }

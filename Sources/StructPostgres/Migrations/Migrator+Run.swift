@@ -1,0 +1,134 @@
+import Foundation
+import PostgresNIO
+
+extension Migrator {
+    /// The advisory lock key: the first eight bytes of "structpg".
+    static let lockKey: Int64 = 0x7374_7275_6374_7067
+
+    /// Runs `body` on one dedicated connection holding the advisory lock, after creating the history table.
+    /// In a dry run, neither: the body sees the history as it is.
+    func withHistory<T>(_ body: (MigrationHistory, [MigrationHistory.Row]) async throws -> T) async throws -> T {
+        try await service.withSession { session in
+            let history = MigrationHistory(table: options.historyTable, session: session)
+            if options.dryRun {
+                return try await body(history, try await history.exists() ? history.rows() : [])
+            }
+            try await lock(session)
+            do {
+                try await history.create()
+                let result = try await body(history, try await history.rows())
+                try await unlock(session)
+                return result
+            } catch {
+                try? await session.execute(statement: "ROLLBACK")
+                try? await unlock(session)
+                throw error
+            }
+        }
+    }
+
+    func readHistory() async throws -> [MigrationHistory.Row] {
+        try await service.withSession { session in
+            let history = MigrationHistory(table: options.historyTable, session: session)
+            return try await history.exists() ? history.rows() : []
+        }
+    }
+
+    private func lock(_ session: DatabaseSession) async throws {
+        let deadline = ContinuousClock.now + options.lockTimeout
+        while true {
+            if try await session.run("SELECT pg_try_advisory_lock(\(Self.lockKey))")[0].decode(Bool.self) { return }
+            guard ContinuousClock.now < deadline else {
+                throw StructPostgresError.refused("another migrator held the migration lock for longer than \(options.lockTimeout)")
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    private func unlock(_ session: DatabaseSession) async throws {
+        _ = try await session.run("SELECT pg_advisory_unlock(\(Self.lockKey))")
+    }
+
+    /// Refuses a history that does not match the files: failed, changed, missing or out-of-order migrations.
+    func check(_ rows: [MigrationHistory.Row], refuseOutOfOrder: Bool) throws {
+        for row in rows {
+            if row.state == "failed" {
+                let place = row.failedStatement.map { " at statement \($0)" + (row.failedLine.map { " (line \($0))" } ?? "") } ?? ""
+                throw StructPostgresError.refused(
+                    "migration \(row.version) (\(row.name)) failed\(place): \(row.error ?? "unknown error"); clean up what it did, then run `structpg migrate repair`",
+                    file: migrations[row.version]?.fileName, line: row.failedLine)
+            }
+            guard let migration = migrations[row.version] else {
+                throw StructPostgresError.refused(
+                    "migration \(row.version) (\(row.name)) was applied but its file is missing; restore it, or forget it with `structpg migrate repair --accept \(row.version)`")
+            }
+            if migration.checksum != row.checksum {
+                throw StructPostgresError.refused(
+                    "\(migration.fileName) changed after it was applied; restore it, or accept the change with `structpg migrate repair --accept \(row.version)`",
+                    file: migration.fileName)
+            }
+        }
+        if refuseOutOfOrder, let newest = rows.map(\.version).max() {
+            let applied = Set(rows.map(\.version))
+            if let older = migrations.migrations.first(where: { !applied.contains($0.version) && $0.version < newest }) {
+                throw StructPostgresError.refused(
+                    "\(older.fileName) is older than the newest applied migration (\(newest)); renumber it, or allow out-of-order migrations",
+                    file: older.fileName)
+            }
+        }
+    }
+
+    /// Runs one direction of a migration and records it; a transactional part and its history change
+    /// commit together or not at all.
+    func apply(_ migration: Migration, direction: MigrationRun.Step.Direction, history: MigrationHistory) async throws -> MigrationRun.Step {
+        guard let part = direction == .up ? migration.up : migration.down else {
+            throw StructPostgresError.refused("\(migration.fileName) has no '-- migrate:down' part to roll back with", file: migration.fileName)
+        }
+        let statements = part.statements
+        let sql = part.transactional
+            ? (["BEGIN"] + statements.map(\.sql) + ["COMMIT"]).joined(separator: ";\n") + ";"
+            : statements.map { $0.sql + ";" }.joined(separator: "\n")
+        if options.dryRun { return .init(migration: migration, direction: direction, milliseconds: 0, sql: sql) }
+
+        let session = history.session
+        let start = ContinuousClock.now
+        func elapsed() -> Int { Int((ContinuousClock.now - start).components.seconds * 1000 + (ContinuousClock.now - start).components.attoseconds / 1_000_000_000_000_000) }
+        if part.transactional { try await session.execute(statement: "BEGIN") }
+        for (index, statement) in statements.enumerated() {
+            do {
+                _ = try await session.run(Statement(sql: statement.sql))
+            } catch let error as StructPostgresError {
+                let failure = Self.failure(error, migration: migration, statement: statement)
+                if part.transactional {
+                    try? await session.execute(statement: "ROLLBACK")
+                } else if direction == .up {
+                    try? await history.record(
+                        migration, state: "failed", milliseconds: elapsed(), failedStatement: index + 1,
+                        failedLine: failure.line, error: error.message)
+                }
+                throw failure
+            }
+        }
+        if direction == .up {
+            try await history.record(migration, state: "applied", milliseconds: elapsed())
+        } else {
+            try await history.delete(version: migration.version)
+        }
+        if part.transactional { try await session.commit() }
+        return .init(migration: migration, direction: direction, milliseconds: elapsed(), sql: sql)
+    }
+
+    /// The error of a failed statement, pointing at the file and the line PostgreSQL pointed at.
+    static func failure(_ error: StructPostgresError, migration: Migration, statement: SQLScript.Statement) -> StructPostgresError {
+        var line = statement.line
+        if let position = error.position {
+            line += statement.sql.unicodeScalars.prefix(max(0, position - 1)).filter { $0 == "\n" }.count
+        }
+        var failure = error
+        failure.code = .migrationFailed
+        failure.file = migration.fileName
+        failure.line = line
+        failure.message = "\(migration.fileName):\(line): \(error.message)"
+        return failure
+    }
+}

@@ -1,0 +1,170 @@
+import ArgumentParser
+import Foundation
+import StructPostgres
+
+struct Migrate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Apply, revert and inspect migrations.",
+        subcommands: [Up.self, Down.self, Status.self, New.self, Verify.self, Redo.self, Repair.self, Baseline.self])
+
+    struct Up: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Apply pending migrations, up to the latest or --to.")
+        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var options: MigrationOptions
+        @Option(help: "Stop after this version.") var to: Int64?
+        @Flag(help: "Print the SQL that would run, and run nothing.") var dryRun = false
+        @Flag(help: "Apply pending migrations older than the newest applied one.") var allowOutOfOrder = false
+
+        func run() async throws {
+            try await withMigrator(connection, options, dryRun: dryRun, allowOutOfOrder: allowOutOfOrder) { migrator in
+                report(try await migrator.migrate(to: to), dryRun: dryRun, nothing: "Nothing to apply: the database is up to date.")
+            }
+        }
+    }
+
+    struct Down: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Revert the newest applied migrations with their down parts.")
+        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var options: MigrationOptions
+        @Option(help: "How many migrations to revert.") var steps = 1
+        @Flag(help: "Print the SQL that would run, and run nothing.") var dryRun = false
+
+        func validate() throws {
+            guard steps >= 1 else { throw ValidationError("--steps must be at least 1") }
+        }
+
+        func run() async throws {
+            try await withMigrator(connection, options, dryRun: dryRun) { migrator in
+                report(try await migrator.rollback(steps: steps), dryRun: dryRun, nothing: "Nothing to revert.")
+            }
+        }
+    }
+
+    struct Redo: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Revert the newest applied migration and apply it again.")
+        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var options: MigrationOptions
+
+        func run() async throws {
+            try await withMigrator(connection, options) { migrator in
+                report(try await migrator.redo(), dryRun: false, nothing: "Nothing to redo.")
+            }
+        }
+    }
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show every migration and whether it is applied.")
+        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var options: MigrationOptions
+        @Flag(help: "Print JSON instead of a table.") var json = false
+
+        func run() async throws {
+            try await withMigrator(connection, options) { migrator in
+                let rows = try await migrator.status()
+                if json {
+                    let encoder = JSONEncoder()
+                    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                    encoder.dateEncodingStrategy = .iso8601
+                    print(String(decoding: try encoder.encode(rows), as: UTF8.self))
+                } else {
+                    print(StatusTable.render(rows))
+                }
+            }
+        }
+    }
+
+    struct Verify: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check applied migrations against their files and list pending ones, without applying anything.")
+        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var options: MigrationOptions
+
+        func run() async throws {
+            try await withMigrator(connection, options) { migrator in
+                let pending = try await migrator.verify()
+                print("Checksums match the applied migrations.")
+                print(pending.isEmpty ? "No pending migrations." : "Pending: " + pending.map(\.fileName).joined(separator: ", "))
+            }
+        }
+    }
+
+    struct Repair: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Accept changed files, forget missing ones and clear failed migrations.")
+        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var options: MigrationOptions
+        @Option(help: "Only this version.") var accept: Int64?
+
+        func run() async throws {
+            try await withMigrator(connection, options) { migrator in
+                let actions = try await migrator.repair(accept: accept)
+                print(actions.isEmpty ? "Nothing to repair." : actions.joined(separator: "\n"))
+            }
+        }
+    }
+
+    struct Baseline: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Adopt an existing database: record migrations up to VERSION as applied, without running them.")
+        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var options: MigrationOptions
+        @Argument(help: "The newest migration the database already has.") var version: Int64
+
+        func run() async throws {
+            try await withMigrator(connection, options) { migrator in
+                try await migrator.baseline(version)
+                print("Baselined at version \(version).")
+            }
+        }
+    }
+
+    struct New: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create the next migration file from a template.")
+        @OptionGroup var options: MigrationOptions
+        @Argument(help: "What the migration does, e.g. add_isbn_to_books.") var name: String
+
+        func validate() throws {
+            guard Migration.parseFileName("0_\(name).sql") != nil else {
+                throw ValidationError("'\(name)' must hold only letters, digits, '_' and '-'")
+            }
+        }
+
+        func run() async throws {
+            try await reportingFailures {
+                let directory = URL(fileURLWithPath: options.migrationsDirectory)
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+                let versions = names.compactMap { name in Migration.parseFileName(name).map { (name, $0.0) } }
+                let next = (versions.map(\.1).max() ?? 0) + 1
+                let width = max(4, versions.map { $0.0.prefix { $0 != "_" }.count }.max() ?? 4)
+                let digits = String(next)
+                let fileName = String(repeating: "0", count: max(0, width - digits.count)) + digits + "_\(name).sql"
+                let template = """
+                    -- migrate:up
+
+
+                    -- migrate:down
+
+                    """
+                try template.write(to: directory.appendingPathComponent(fileName), atomically: true, encoding: .utf8)
+                print(directory.appendingPathComponent(fileName).path)
+            }
+        }
+    }
+}
+
+/// Prints what a run did, or in a dry run the SQL it would send.
+func report(_ run: MigrationRun, dryRun: Bool, nothing: String) {
+    guard !run.steps.isEmpty else {
+        print(nothing)
+        return
+    }
+    for step in run.steps {
+        if dryRun {
+            print("-- \(step.migration.fileName) (\(step.direction.rawValue))\n\(step.sql)\n")
+        } else {
+            let verb = step.direction == .up ? "Applied" : "Reverted"
+            print("\(verb) \(step.migration.fileName) (\(step.milliseconds) ms)")
+        }
+    }
+}

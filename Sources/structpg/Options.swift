@@ -1,0 +1,82 @@
+import ArgumentParser
+import Foundation
+import Logging
+import StructPostgres
+
+/// Where the database is.
+struct ConnectionOptions: ParsableArguments {
+    @Option(name: .customLong("database-url"), help: "A postgres:// URL. Default: DATABASE_URL, then the PG* variables.")
+    var databaseURL: String?
+
+    @Flag(name: .long, help: "Log every statement sent.")
+    var verbose = false
+
+    func settings() throws -> ConnectionSettings {
+        if let databaseURL { return try ConnectionSettings(url: databaseURL, environment: ProcessInfo.processInfo.environment) }
+        return try ConnectionSettings.fromEnvironment()
+    }
+
+    var logger: Logger {
+        var logger = Logger(label: "structpg")
+        logger.logLevel = verbose ? .debug : .critical
+        return logger
+    }
+}
+
+/// Where the migrations are and how to run them.
+struct MigrationOptions: ParsableArguments {
+    @Option(name: .customLong("migrations-dir"), help: "The folder of the migration files.")
+    var migrationsDirectory = "./migrations"
+
+    @Option(name: .customLong("history-table"), help: "The table that records applied migrations.")
+    var historyTable = "structpg_migrations"
+
+    @Option(name: .customLong("lock-timeout"), help: "Seconds to wait for another runner's lock.")
+    var lockTimeout = 60
+
+    func load() throws -> MigrationSet {
+        try MigrationSet(directory: URL(fileURLWithPath: migrationsDirectory))
+    }
+}
+
+/// Runs `body` with a migrator and turns any failure into one line on stderr and exit code 1.
+func withMigrator(
+    _ connection: ConnectionOptions, _ options: MigrationOptions, dryRun: Bool = false, allowOutOfOrder: Bool = false,
+    _ body: (Migrator) async throws -> Void
+) async throws {
+    try await reportingFailures {
+        let migrations = try options.load()
+        let configuration = PostgresService.Configuration(
+            connection: try connection.settings(),
+            pool: PoolOptions(maxConnections: 2, acquireTimeout: .seconds(15)), logger: connection.logger)
+        try await PostgresService.withService(configuration: configuration) { service in
+            let migrator = Migrator(
+                service: service, migrations: migrations,
+                options: .init(allowOutOfOrder: allowOutOfOrder, lockTimeout: .seconds(options.lockTimeout),
+                               historyTable: options.historyTable, dryRun: dryRun))
+            try await body(migrator)
+        }
+    }
+}
+
+/// Prints a failure as one line on stderr and exits non-zero.
+func reportingFailures(_ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let error as StructPostgresError {
+        var line = "structpg: \(error.message)"
+        if let file = error.file, !error.message.hasPrefix(file) { line += " (\(file)\(error.line.map { ":\($0)" } ?? ""))" }
+        if let state = error.sqlState { line += " [SQLSTATE \(state)]" }
+        fail(line)
+    } catch let error as ExitCode {
+        throw error
+    } catch {
+        fail("structpg: \(error)")
+    }
+}
+
+func fail(_ line: String) -> Never {
+    let oneLine = line.split(whereSeparator: \.isNewline).joined(separator: " ")
+    FileHandle.standardError.write(Data((oneLine + "\n").utf8))
+    exit(1)
+}
