@@ -35,7 +35,11 @@ struct BookstoreApp {
         logger.logLevel = .warning
         let configuration = PostgresService.Configuration(connection: settings, logger: logger)
         try await PostgresService.withService(configuration: configuration) { service in
-            try await SchemaSetup.applyMigrations(in: migrationsDirectory(), to: service)
+            let migrator = Migrator(service: service, migrations: try MigrationSet(directory: migrationsDirectory()))
+            let run = try await migrator.migrate()
+            print(run.steps.isEmpty
+                ? "Migrations: the database is up to date."
+                : "Migrations applied: " + run.steps.map(\.migration.fileName).joined(separator: ", "))
             try await Demo(service: service).run()
         }
     }

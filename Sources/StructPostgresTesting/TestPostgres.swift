@@ -66,6 +66,22 @@ public struct TestDatabase: Sendable {
         return TestDatabase(settings: settings, admin: admin)
     }
 
+    /// A `postgres://` URL of this database, password included, for handing to a subprocess
+    /// (e.g. as `DATABASE_URL`). Do not log it.
+    public var url: String {
+        var components = URLComponents()
+        components.scheme = "postgres"
+        components.user = settings.user
+        components.password = settings.password
+        components.host = settings.usesUnixSocket ? nil : settings.host
+        components.port = settings.port
+        components.path = "/" + settings.database
+        var query = [URLQueryItem(name: "sslmode", value: settings.sslMode.rawValue)]
+        if settings.usesUnixSocket { query.append(URLQueryItem(name: "host", value: settings.host)) }
+        components.queryItems = query
+        return components.string!
+    }
+
     /// Drops the database, closing any connection still open to it.
     public func drop() async throws {
         try await Self.admin(admin) { try await $0.execute(unsafeSQL: "DROP DATABASE IF EXISTS \(settings.database) WITH (FORCE)") }

@@ -1,0 +1,99 @@
+import Foundation
+import StructPostgres
+import StructPostgresTesting
+
+/// Runs the built `structpg` binary as a subprocess.
+struct CLI {
+    struct Result {
+        var status: Int32
+        var output: String
+        var errors: String
+    }
+
+    let databaseURL: String
+    let migrations: URL
+
+    /// `.build/<config>/structpg`, next to the test bundle.
+    static var binary: URL {
+        let here = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var directory = here.deletingLastPathComponent()
+        while directory.path != "/" {
+            let candidate = directory.appendingPathComponent("structpg")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        return here.deletingLastPathComponent().appendingPathComponent("structpg")
+    }
+
+    func run(_ arguments: String..., environment extra: [String: String] = [:]) throws -> Result {
+        try Self.run(Array(arguments) + ["--migrations-dir", migrations.path], environment: ["DATABASE_URL": databaseURL].merging(extra) { $1 })
+    }
+
+    func start(_ arguments: String...) throws -> Process {
+        try Self.process(Array(arguments) + ["--migrations-dir", migrations.path], environment: ["DATABASE_URL": databaseURL]).0
+    }
+
+    static func run(_ arguments: [String], environment: [String: String]) throws -> Result {
+        let (process, out, err) = try process(arguments, environment: environment)
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, output: read(out), errors: read(err))
+    }
+
+    static func process(_ arguments: [String], environment: [String: String]) throws -> (Process, URL, URL) {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("structpg-out-\(UUID().uuidString)")
+        let err = FileManager.default.temporaryDirectory.appendingPathComponent("structpg-err-\(UUID().uuidString)")
+        FileManager.default.createFile(atPath: out.path, contents: nil)
+        FileManager.default.createFile(atPath: err.path, contents: nil)
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        for key in env.keys where key.hasPrefix("PG") || key == "DATABASE_URL" { env[key] = nil }
+        process.environment = env.merging(environment) { $1 }
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return (process, out, err)
+    }
+
+    static func read(_ url: URL) -> String {
+        defer { try? FileManager.default.removeItem(at: url) }
+        return (try? String(contentsOf: url, encoding: .utf8)) ?? ""
+    }
+}
+
+/// A temporary directory of migration files.
+struct MigrationFiles {
+    let directory: URL
+
+    init(_ files: [String: String]) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("migrations-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        for (name, text) in files { try write(name, text) }
+    }
+
+    func write(_ name: String, _ text: String) throws {
+        try text.write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8)
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: directory) }
+}
+
+/// A fresh database and a `structpg` bound to it and to `files`.
+func withCLI<T>(_ files: [String: String], _ body: (CLI, MigrationFiles, PostgresService) async throws -> T) async throws -> T {
+    let files = try MigrationFiles(files)
+    defer { files.remove() }
+    let database = try await TestDatabase.create()
+    do {
+        let configuration = PostgresService.Configuration(connection: database.settings, pool: PoolOptions(maxConnections: 2))
+        let result = try await PostgresService.withService(configuration: configuration) { service in
+            try await body(CLI(databaseURL: database.url, migrations: files.directory), files, service)
+        }
+        try await database.drop()
+        return result
+    } catch {
+        try? await Task { try await database.drop() }.value
+        throw error
+    }
+}
