@@ -50,7 +50,8 @@ enum TestServer {
         let error = await #expect(throws: StructPostgresError.self) {
             try await PostgresService.withService(configuration: configuration) { _ = try await $0.query("SELECT 1") }
         }
-        #expect(ContinuousClock.now - started < .seconds(10))
+        // Bounded, not hanging: on 2 busy cores a connection attempt alone can take seconds.
+        #expect(ContinuousClock.now - started < .seconds(30))
         #expect(error?.sqlState == "28P01")
         #expect(error?.message.contains("password authentication failed") == true)
         #expect(error.map { "\($0)" }?.contains("wrong-Secret-42") == false)
@@ -66,7 +67,7 @@ enum TestServer {
         let error = await #expect(throws: StructPostgresError.self) {
             try await PostgresService.withService(configuration: configuration) { _ = try await $0.query("SELECT 1") }
         }
-        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(ContinuousClock.now - started < .seconds(30))
         #expect(error?.code == .connectionLost)
         #expect(error?.message.contains("cannot connect to postgres://nobody:****@127.0.0.1:1/none") == true)
     }

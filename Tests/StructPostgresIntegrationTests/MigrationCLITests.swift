@@ -35,7 +35,7 @@ private func count(_ sql: String, _ service: PostgresService) async throws -> In
     Int(try await service.query(.init(unsafeSQL: sql))[0].decode(Int64.self))
 }
 
-@Suite struct MigrationCLITests {
+@Suite(.serialized) struct MigrationCLITests {
     @Test func upStatusDownRedoAndVerify() async throws {
         try await withCLI(["0001_create.sql": create, "0002_add_books.sql": addBooks, "0003_index.sql": concurrentIndex]) { cli, _, service in
             let pending = try cli.run("migrate", "status")
