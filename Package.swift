@@ -59,6 +59,7 @@ let package = Package(
         .testTarget(
             name: "StructPostgresTests",
             dependencies: ["StructPostgres"],
+            resources: [.copy("Fixtures/migrations")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
