@@ -79,6 +79,33 @@ public final class LocalPostgresCluster: Sendable {
     /// The directory of the server's Unix-domain socket, usable as `host` of ``ConnectionSettings``.
     public var socketDirectory: String { directory }
 
+    /// Switches TLS on, with a server certificate for `localhost` signed by a throwaway CA made with
+    /// `openssl`; returns the CA's PEM file, for `sslrootcert`. Calling it again returns the same CA.
+    public func enableTLS() throws -> String {
+        let tls = directory + "/tls"
+        let ca = tls + "/ca.pem"
+        if FileManager.default.fileExists(atPath: ca) { return ca }
+        try FileManager.default.createDirectory(atPath: tls, withIntermediateDirectories: true)
+        try "subjectAltName=DNS:localhost\n".write(toFile: tls + "/ext.cnf", atomically: true, encoding: .utf8)
+        try Shell.output("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", tls + "/ca.key",
+                                     "-out", tls + "/ca.tmp", "-days", "2", "-subj", "/CN=structpg-test-ca"])
+        try Shell.output("openssl", ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", tls + "/server.key",
+                                     "-out", tls + "/server.csr", "-subj", "/CN=localhost"])
+        try Shell.output("openssl", ["x509", "-req", "-in", tls + "/server.csr", "-CA", tls + "/ca.tmp", "-CAkey", tls + "/ca.key",
+                                     "-CAcreateserial", "-out", tls + "/server.crt", "-days", "2", "-extfile", tls + "/ext.cnf"])
+        if let osUser { try Shell.output("chown", ["-R", osUser, tls]) }
+        try Shell.output("chmod", ["600", tls + "/server.key"])
+        let settings = "\nssl = on\nssl_cert_file = '\(tls)/server.crt'\nssl_key_file = '\(tls)/server.key'\n"
+        let conf = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/data/postgresql.conf"))
+        try conf.seekToEnd()
+        try conf.write(contentsOf: Data(settings.utf8))
+        try conf.close()
+        try Shell.output(binaries.pgCtl, ["-D", directory + "/data", "reload"], as: osUser)
+        Thread.sleep(forTimeInterval: 1)
+        try FileManager.default.moveItem(atPath: tls + "/ca.tmp", toPath: ca)
+        return ca
+    }
+
     /// The server's log so far, for diagnosing a failed test.
     public var serverLog: String {
         (try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? ""

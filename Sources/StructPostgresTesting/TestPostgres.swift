@@ -25,7 +25,12 @@ public enum TestPostgres {
 
     /// The local cluster's socket directory, or `nil` when the tests use `DATABASE_URL`.
     public static func localSocketDirectory() async throws -> String? {
-        try await SharedServer.instance.localCluster()?.socketDirectory
+        try await localCluster()?.socketDirectory
+    }
+
+    /// The throwaway cluster the tests use, or `nil` when they use `DATABASE_URL`.
+    public static func localCluster() async throws -> LocalPostgresCluster? {
+        try await SharedServer.instance.localCluster()
     }
 
     /// Creates an empty database, runs `body` with a service connected to it, then drops the database,
