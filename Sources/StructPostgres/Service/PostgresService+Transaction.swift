@@ -13,6 +13,7 @@ extension PostgresService {
     ///     try await tx.update(entities: [account])
     /// }
     /// ```
+    @discardableResult
     public func transaction<T>(
         _ options: TransactionOptions = .init(), _ body: (PostgresTransaction) async throws -> T
     ) async throws -> T {
@@ -33,6 +34,7 @@ extension PostgresService {
     }
 
     /// Runs `body` in a transaction with the given isolation level and access mode.
+    @discardableResult
     public func transaction<T>(
         isolation: TransactionOptions.Isolation?, readOnly: Bool = false,
         _ body: (PostgresTransaction) async throws -> T

@@ -43,6 +43,7 @@ public final class PostgresTransaction: CoreDataServiceProtocol {
 
     /// Runs `body` inside a savepoint: if it throws, only its work is rolled back and the error is
     /// rethrown; this transaction goes on. While it runs, use the inner transaction, not this one.
+    @discardableResult
     public func transaction<T>(_ body: (PostgresTransaction) async throws -> T) async throws -> T {
         try suspend()
         let name = "structpg_sp_\(depth + 1)"

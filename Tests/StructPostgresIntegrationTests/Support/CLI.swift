@@ -42,8 +42,8 @@ struct CLI {
     static func process(_ arguments: [String], environment: [String: String]) throws -> (Process, URL, URL) {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("structpg-out-\(UUID().uuidString)")
         let err = FileManager.default.temporaryDirectory.appendingPathComponent("structpg-err-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
