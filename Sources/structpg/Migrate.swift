@@ -159,12 +159,7 @@ func report(_ run: MigrationRun, dryRun: Bool, nothing: String) {
         print(nothing)
         return
     }
-    for step in run.steps {
-        if dryRun {
-            print("-- \(step.migration.fileName) (\(step.direction.rawValue))\n\(step.sql)\n")
-        } else {
-            let verb = step.direction == .up ? "Applied" : "Reverted"
-            print("\(verb) \(step.migration.fileName) (\(step.milliseconds) ms)")
-        }
+    for step in run.steps where dryRun {
+        print("-- \(step.migration.fileName) (\(step.direction.rawValue))\n\(step.sql)\n")
     }
 }

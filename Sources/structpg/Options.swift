@@ -50,10 +50,17 @@ func withMigrator(
             connection: try connection.settings(),
             pool: PoolOptions(maxConnections: 2, acquireTimeout: .seconds(15)), logger: connection.logger)
         try await PostgresService.withService(configuration: configuration) { service in
-            let migrator = Migrator(
-                service: service, migrations: migrations,
-                options: .init(allowOutOfOrder: allowOutOfOrder, lockTimeout: .seconds(options.lockTimeout),
-                               historyTable: options.historyTable, dryRun: dryRun))
+            var migratorOptions = Migrator.Options(
+                allowOutOfOrder: allowOutOfOrder, lockTimeout: .seconds(options.lockTimeout),
+                historyTable: options.historyTable, dryRun: dryRun)
+            if !dryRun {
+                // Each step is printed as it completes, so a later failure still shows what went in.
+                migratorOptions.progress = { step in
+                    let verb = step.direction == .up ? "Applied" : "Reverted"
+                    print("\(verb) \(step.migration.fileName) (\(step.milliseconds) ms)")
+                }
+            }
+            let migrator = Migrator(service: service, migrations: migrations, options: migratorOptions)
             try await body(migrator)
         }
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// `structpg`: the migration runner of StructPostgres.
 @main
@@ -12,4 +13,25 @@ struct StructPG: AsyncParsableCommand {
             or libpq's PG* variables. Exit code 0 means success; anything else prints one line on stderr.
             """,
         subcommands: [Migrate.self, Wait.self])
+
+    /// Like ArgumentParser's, but a bad argument is one line on stderr too, as every other failure.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                print(fullMessage(for: error))
+                Foundation.exit(0)
+            }
+            let line = message(for: error).split(whereSeparator: \.isNewline).joined(separator: " ")
+            FileHandle.standardError.write(Data("structpg: \(line)\n".utf8))
+            Foundation.exit(code.rawValue)
+        }
+    }
 }

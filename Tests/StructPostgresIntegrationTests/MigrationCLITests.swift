@@ -75,6 +75,34 @@ private func count(_ sql: String, _ service: PostgresService) async throws -> In
         }
     }
 
+    @Test func aMigrationThatEmptiesTheSearchPathIsRecordedAndDoesNotLeakItsSettings() async throws {
+        let dumpStyle = """
+            -- migrate:up
+            SELECT pg_catalog.set_config('search_path', '', false);
+            CREATE TABLE public.dumped (id int);
+            SET statement_timeout = 1;
+            """
+        let after = "-- migrate:up\nCREATE TABLE runs_after (id int);\nSELECT pg_sleep(0.05);"
+        try await withCLI(["0001_dump.sql": dumpStyle, "0002_after.sql": after]) { cli, _, service in
+            let up = try cli.run("migrate", "up")
+            #expect(up.status == 0, "\(up.errors)")
+            #expect(try await count("SELECT count(*) FROM public.structpg_migrations", service) == 2)
+            #expect(try cli.run("migrate", "verify").status == 0)
+        }
+    }
+
+    @Test func redoDoesNotSlipInAnOutOfOrderMigration() async throws {
+        try await withCLI(["0001_create.sql": create, "0003_add_books.sql": addBooks]) { cli, files, service in
+            #expect(try cli.run("migrate", "up").status == 0)
+            try files.write("0002_late.sql", "-- migrate:up\nINSERT INTO runs VALUES (99);")
+            let redo = try cli.run("migrate", "redo")
+            #expect(redo.status == 0, "\(redo.errors)")
+            #expect(redo.output.contains("Reverted 0003_add_books.sql") && redo.output.contains("Applied 0003_add_books.sql"))
+            #expect(!redo.output.contains("0002"))
+            #expect(try await count("SELECT count(*) FROM runs WHERE migration = 99", service) == 0)
+        }
+    }
+
     @Test func dryRunPrintsTheSQLAndChangesNothing() async throws {
         try await withCLI(["0001_create.sql": create]) { cli, _, service in
             let dry = try cli.run("migrate", "up", "--dry-run")
@@ -93,7 +121,10 @@ private func count(_ sql: String, _ service: PostgresService) async throws -> In
             #expect(try String(contentsOfFile: path, encoding: .utf8).hasPrefix("-- migrate:up"))
             let bad = try cli.run("migrate", "new", "no spaces")
             #expect(bad.status != 0)
-            #expect(bad.errors.contains("letters, digits"))
+            #expect(bad.errors == "structpg: 'no spaces' must hold only letters, digits, '_' and '-'\n")
+            let steps = try cli.run("migrate", "down", "--steps", "0")
+            #expect(steps.status != 0)
+            #expect(steps.errors == "structpg: --steps must be at least 1\n")
         }
     }
 
@@ -136,6 +167,7 @@ private func count(_ sql: String, _ service: PostgresService) async throws -> In
         try await withCLI(["0001_create.sql": create, "0002_broken.sql": broken]) { cli, _, service in
             let up = try cli.run("migrate", "up")
             #expect(up.status != 0)
+            #expect(up.output.contains("Applied 0001_create.sql"))
             #expect(up.errors.hasPrefix("structpg: 0002_broken.sql:5: relation \"missing_table\" does not exist"), "\(up.errors)")
             #expect(up.errors.split(separator: "\n").count == 1)
             #expect(try await count("SELECT count(*) FROM pg_tables WHERE tablename IN ('first', 'second')", service) == 0)

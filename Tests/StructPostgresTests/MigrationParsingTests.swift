@@ -30,6 +30,14 @@ import Testing
         #expect(migration.down == nil)
     }
 
+    @Test func markersAreReadWhateverTheirSpacingAndCase() throws {
+        let migration = try Migration(fileName: "0001_t.sql", text: "--migrate:up\nCREATE TABLE t (id int);\n--  Migrate:Down\nDROP TABLE t;")
+        #expect(migration.up.statements.map(\.sql) == ["CREATE TABLE t (id int)"])
+        #expect(migration.down?.statements.map(\.sql) == ["DROP TABLE t"])
+        let function = try Migration(fileName: "0002_f.sql", text: "-- migrate:up\nDO $$ BEGIN PERFORM 1; END $$;\nCREATE RULE r AS ON INSERT TO t DO ALSO (SELECT 1; SELECT 2);")
+        #expect(function.up.statements.count == 2)
+    }
+
     @Test func transactionFalseOptsOut() throws {
         let migration = try Migration(fileName: "0001_index.sql", text: "-- migrate:up transaction:false\nCREATE INDEX CONCURRENTLY i ON a (id);")
         #expect(!migration.up.transactional)
@@ -52,6 +60,9 @@ import Testing
         ("0001_x.sql", "-- migrate:up\nSELECT 1;\n-- migrate:up\nSELECT 2;", "a second '-- migrate:up' marker"),
         ("0001_x.sql", "-- migrate:up transaction:maybe\nSELECT 1;", "unknown option 'transaction:maybe'"),
         ("0001_x.sql", "-- migrate:sideways\nSELECT 1;", "unknown marker"),
+        ("0001_x.sql", "SET lock_timeout = 1;\n-- migrate:up\nSELECT 1;", "SQL before the first '-- migrate:' marker"),
+        ("0001_x.sql", "-- migrate:up\nBEGIN;\nCREATE TABLE a (id int);\nCOMMIT;", "BEGIN controls the transaction"),
+        ("0001_x.sql", "-- migrate:up transaction:false\nCREATE TABLE a (id int);\ncommit;", "COMMIT controls the transaction"),
     ])
     func malformedFilesAreRefusedNamingTheFile(fileName: String, text: String, expected: String) {
         let error = #expect(throws: StructPostgresError.self) { try Migration(fileName: fileName, text: text) }

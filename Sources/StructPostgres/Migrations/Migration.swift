@@ -83,8 +83,8 @@ public struct Migration: Sendable, Equatable {
         var preamble: [String] = []
         for (index, line) in lines.enumerated() {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
-            if trimmed.hasPrefix("-- migrate:") {
-                let words = trimmed.dropFirst("-- migrate:".count).split(separator: " ")
+            if let range = trimmed.range(of: #"^--\s*migrate\s*:"#, options: [.regularExpression, .caseInsensitive]) {
+                let words = trimmed[range.upperBound...].lowercased().split(separator: " ")
                 guard let kind = words.first, kind == "up" || kind == "down" else {
                     throw StructPostgresError.refused("unknown marker '\(trimmed)'; expected '-- migrate:up' or '-- migrate:down'", file: fileName, line: index + 1)
                 }
@@ -107,7 +107,11 @@ public struct Migration: Sendable, Equatable {
                 sections[sections.count - 1].lines.append(line)
             }
         }
-        if sections.isEmpty { sections = [("up", true, 1, preamble)] }
+        if sections.isEmpty {
+            sections = [("up", true, 1, preamble)]
+        } else if let stray = SQLScript.split(preamble.joined(separator: "\n")).first {
+            throw StructPostgresError.refused("SQL before the first '-- migrate:' marker would never run", file: fileName, line: stray.line)
+        }
         guard let upSection = sections.first(where: { $0.kind == "up" }) else {
             throw StructPostgresError.refused("no '-- migrate:up' part", file: fileName)
         }
@@ -117,6 +121,18 @@ public struct Migration: Sendable, Equatable {
         }
         let down = sections.first { $0.kind == "down" }.map {
             Part(sql: $0.lines.joined(separator: "\n"), firstLine: $0.start, transactional: $0.transactional)
+        }
+        for part in [up] + (down.map { [$0] } ?? []) {
+            for statement in part.statements {
+                let first = statement.sql.prefix { $0.isLetter }.uppercased()
+                let second = statement.sql.drop { $0.isLetter }.drop { $0.isWhitespace }.prefix { $0.isLetter }.uppercased()
+                let controls = ["BEGIN", "START", "COMMIT", "END", "ROLLBACK", "ABORT", "SAVEPOINT", "RELEASE"]
+                if controls.contains(first) || (first == "PREPARE" && second == "TRANSACTION") {
+                    throw StructPostgresError.refused(
+                        "\(first) controls the transaction, which the migrator does; use '-- migrate:up transaction:false' to run outside one",
+                        file: fileName, line: statement.line)
+                }
+            }
         }
         return (up, down.flatMap { $0.statements.isEmpty ? nil : $0 })
     }

@@ -20,6 +20,16 @@ struct MigrationHistory {
 
     var quoted: String { SQLIdentifier.quoteQualified(table) }
 
+    /// Qualifies an unqualified table name with the current schema once, so that a migration changing
+    /// `search_path` cannot make the history table disappear.
+    static func resolve(_ table: String, session: DatabaseSession) async throws -> MigrationHistory {
+        guard !table.contains(".") else { return MigrationHistory(table: table, session: session) }
+        guard let schema = try await session.run("SELECT current_schema()::text").first?.decode(String?.self) else {
+            throw StructPostgresError.refused("no schema is current (search_path is empty); qualify the history table, e.g. public.\(table)")
+        }
+        return MigrationHistory(table: "\(schema).\(table)", session: session)
+    }
+
     func create() async throws {
         try await session.execute(statement: """
             CREATE TABLE IF NOT EXISTS \(quoted) (
@@ -38,13 +48,13 @@ struct MigrationHistory {
 
     func exists() async throws -> Bool {
         let rows = try await session.run("SELECT to_regclass(\(quoted)) IS NOT NULL")
-        return try rows[0].decode(Bool.self)
+        return try rows.first?.decode(Bool.self) ?? false
     }
 
     func rows() async throws -> [Row] {
         let rows = try await session.run(PostgresQuery(unsafeSQL: """
             SELECT version, name, checksum, applied_at, execution_ms, state, failed_statement, failed_line, error
-            FROM \(quoted) ORDER BY version
+            FROM \(quoted) ORDER BY applied_at, version
             """))
         return try rows.map { row in
             let (version, name, checksum, appliedAt, ms, state, statement, line, error) =

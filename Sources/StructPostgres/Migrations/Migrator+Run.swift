@@ -5,39 +5,64 @@ extension Migrator {
     /// The advisory lock key: the first eight bytes of "structpg".
     static let lockKey: Int64 = 0x7374_7275_6374_7067
 
-    /// Runs `body` on one dedicated connection holding the advisory lock, after creating the history table.
-    /// In a dry run, neither: the body sees the history as it is.
+    /// Runs `body` on a dedicated connection (not the pool's: migrations may change session settings, and
+    /// closing it releases the lock whatever happened), holding the advisory lock, after creating the
+    /// history table. In a dry run, neither lock nor table: the body sees the history as it is.
     func withHistory<T>(_ body: (MigrationHistory, [MigrationHistory.Row]) async throws -> T) async throws -> T {
-        try await service.withSession { session in
-            let history = MigrationHistory(table: options.historyTable, session: session)
+        try await withDedicatedSession { session in
             if options.dryRun {
+                let history = try await MigrationHistory.resolve(options.historyTable, session: session)
                 return try await body(history, try await history.exists() ? history.rows() : [])
             }
             try await lock(session)
-            do {
-                try await history.create()
-                let result = try await body(history, try await history.rows())
-                try await unlock(session)
-                return result
-            } catch {
-                try? await session.execute(statement: "ROLLBACK")
-                try? await unlock(session)
-                throw error
-            }
+            let history = try await MigrationHistory.resolve(options.historyTable, session: session)
+            try await history.create()
+            let result = try await body(history, try await history.rows())
+            try await unlock(session)
+            return result
         }
     }
 
     func readHistory() async throws -> [MigrationHistory.Row] {
-        try await service.withSession { session in
-            let history = MigrationHistory(table: options.historyTable, session: session)
+        try await withDedicatedSession { session in
+            let history = try await MigrationHistory.resolve(options.historyTable, session: session)
             return try await history.exists() ? history.rows() : []
+        }
+    }
+
+    /// A connection of its own, opened directly (so a wrong password or an unreachable server fails at once)
+    /// and closed afterwards.
+    private func withDedicatedSession<T>(_ body: (DatabaseSession) async throws -> T) async throws -> T {
+        let runtime = service.runtime
+        let settings = runtime.configuration.connection
+        var configuration = try settings.connectionConfiguration()
+        let limit = settings.connectTimeout ?? runtime.configuration.pool.connectTimeout
+        configuration.options.connectTimeout = .milliseconds(Int64(limit.components.seconds * 1000 + limit.components.attoseconds / 1_000_000_000_000_000))
+        let connection: PostgresConnection
+        do {
+            connection = try await PostgresConnection.connect(
+                on: PostgresClient.defaultEventLoopGroup.any(), configuration: configuration, id: 0, logger: runtime.logger
+            ).get()
+        } catch {
+            var failure = StructPostgresError.from(error, sql: nil)
+            if failure.sqlState == nil { failure.code = .connectionLost }
+            failure.message = "cannot connect to \(settings): \(failure.message)"
+            throw failure
+        }
+        do {
+            let result = try await body(DatabaseSession(connection: connection, runtime: runtime))
+            try? await connection.close()
+            return result
+        } catch {
+            try? await connection.close()
+            throw error
         }
     }
 
     private func lock(_ session: DatabaseSession) async throws {
         let deadline = ContinuousClock.now + options.lockTimeout
         while true {
-            if try await session.run("SELECT pg_try_advisory_lock(\(Self.lockKey))")[0].decode(Bool.self) { return }
+            if try await session.run("SELECT pg_try_advisory_lock(\(Self.lockKey))").first?.decode(Bool.self) == true { return }
             guard ContinuousClock.now < deadline else {
                 throw StructPostgresError.refused("another migrator held the migration lock for longer than \(options.lockTimeout)")
             }
@@ -85,9 +110,12 @@ extension Migrator {
             throw StructPostgresError.refused("\(migration.fileName) has no '-- migrate:down' part to roll back with", file: migration.fileName)
         }
         let statements = part.statements
-        let sql = part.transactional
-            ? (["BEGIN"] + statements.map(\.sql) + ["COMMIT"]).joined(separator: ";\n") + ";"
-            : statements.map { $0.sql + ";" }.joined(separator: "\n")
+        // A statement ending in a `--` comment gets its `;` on a line of its own, so the text pastes into psql.
+        func terminated(_ sql: String) -> String {
+            (sql.split(separator: "\n").last?.contains("--") == true) ? sql + "\n;" : sql + ";"
+        }
+        let sql = (part.transactional ? ["BEGIN"] + statements.map(\.sql) + ["COMMIT"] : statements.map(\.sql))
+            .map(terminated).joined(separator: "\n")
         if options.dryRun { return .init(migration: migration, direction: direction, milliseconds: 0, sql: sql) }
 
         let session = history.session
@@ -98,24 +126,43 @@ extension Migrator {
             do {
                 _ = try await session.run(Statement(sql: statement.sql))
             } catch let error as StructPostgresError {
-                let failure = Self.failure(error, migration: migration, statement: statement)
+                var failure = Self.failure(error, migration: migration, statement: statement)
                 if part.transactional {
                     try? await session.execute(statement: "ROLLBACK")
                 } else if direction == .up {
-                    try? await history.record(
-                        migration, state: "failed", milliseconds: elapsed(), failedStatement: index + 1,
-                        failedLine: failure.line, error: error.message)
+                    do {
+                        try await history.record(
+                            migration, state: "failed", milliseconds: elapsed(), failedStatement: index + 1,
+                            failedLine: failure.line, error: error.message)
+                    } catch {
+                        failure.message += " (and the failure could not be recorded in the history: \(error))"
+                    }
+                } else {
+                    failure.message += " (statements before it were reverted; the migration is still recorded as applied)"
                 }
                 throw failure
             }
         }
-        if direction == .up {
-            try await history.record(migration, state: "applied", milliseconds: elapsed())
-        } else {
-            try await history.delete(version: migration.version)
+        do {
+            if direction == .up {
+                try await history.record(migration, state: "applied", milliseconds: elapsed())
+            } else {
+                try await history.delete(version: migration.version)
+            }
+            if part.transactional { try await session.commit() }
+            // Session settings a migration changed (search_path, role, timeouts) must not reach the next one.
+            try await session.execute(statement: "RESET ALL")
+            try await session.execute(statement: "RESET ROLE")
+        } catch var error as StructPostgresError {
+            if part.transactional { try? await session.execute(statement: "ROLLBACK") }
+            error.code = .migrationFailed
+            error.file = migration.fileName
+            error.message = "\(migration.fileName): \(error.message)"
+            throw error
         }
-        if part.transactional { try await session.commit() }
-        return .init(migration: migration, direction: direction, milliseconds: elapsed(), sql: sql)
+        let step = MigrationRun.Step(migration: migration, direction: direction, milliseconds: elapsed(), sql: sql)
+        options.progress?(step)
+        return step
     }
 
     /// The error of a failed statement, pointing at the file and the line PostgreSQL pointed at.

@@ -24,6 +24,8 @@ public struct Migrator: Sendable {
         public var historyTable = "structpg_migrations"
         /// Plan and return the SQL without running it or taking the lock.
         public var dryRun = false
+        /// Called after each migration step, as it completes.
+        public var progress: (@Sendable (MigrationRun.Step) -> Void)?
 
         public init(allowOutOfOrder: Bool = false, lockTimeout: Duration = .seconds(60),
                     historyTable: String = "structpg_migrations", dryRun: Bool = false) {
@@ -62,7 +64,7 @@ public struct Migrator: Sendable {
         }
     }
 
-    /// Reverts the `steps` most recently applied migrations, newest first, with their down parts.
+    /// Reverts the `steps` most recently applied migrations (by time applied), newest first, with their down parts.
     @discardableResult
     public func rollback(steps: Int = 1) async throws -> MigrationRun {
         try await withHistory { history, rows in
@@ -82,11 +84,18 @@ public struct Migrator: Sendable {
     /// Rolls back the newest applied migration and applies it again.
     @discardableResult
     public func redo() async throws -> MigrationRun {
-        let down = try await rollback(steps: 1)
-        guard let step = down.steps.first else { throw StructPostgresError.refused("no applied migration to redo") }
-        var up = try await migrate(to: step.migration.version)
-        up.steps.insert(step, at: 0)
-        return up
+        try await withHistory { history, rows in
+            try check(rows, refuseOutOfOrder: false)
+            guard let row = rows.last else { throw StructPostgresError.refused("no applied migration to redo") }
+            guard row.state != "baseline" else {
+                throw StructPostgresError.refused("migration \(row.version) (\(row.name)) was baselined, not applied; it cannot be redone")
+            }
+            let migration = migrations[row.version]!
+            var run = MigrationRun()
+            run.steps.append(try await apply(migration, direction: .down, history: history))
+            run.steps.append(try await apply(migration, direction: .up, history: history))
+            return run
+        }
     }
 
     /// Every migration, applied or not, and every history row without a file.

@@ -36,6 +36,7 @@ struct SQLScript {
         var word = ""
         var previousWord = ""
         var atomicDepth = 0
+        var parenDepth = 0
         func flushWord() {
             guard !word.isEmpty else { return }
             let upper = word.uppercased()
@@ -63,11 +64,18 @@ struct SQLScript {
             }
             flushWord()
             switch c {
-            case ";" where atomicDepth > 0:
+            case ";" where atomicDepth > 0 || parenDepth > 0:
+                append(c); i += 1
+            case "(":
+                parenDepth += 1
+                append(c); i += 1
+            case ")":
+                parenDepth = max(0, parenDepth - 1)
                 append(c); i += 1
             case ";":
                 finish()
                 previousWord = ""
+                parenDepth = 0
                 i += 1
             case "-" where peek(1) == "-":
                 while i < chars.count && chars[i] != "\n" { append(chars[i]); i += 1 }
