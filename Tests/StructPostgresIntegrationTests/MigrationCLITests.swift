@@ -256,6 +256,14 @@ private func count(_ sql: String, _ service: PostgresService) async throws -> In
         }
     }
 
+    @Test func waitReturnsOnceTheServerAcceptsConnections() async throws {
+        try await withCLI(["0001_create.sql": create]) { cli, _, _ in
+            let wait = try CLI.run(["wait", "--timeout", "10"], environment: ["DATABASE_URL": cli.databaseURL])
+            #expect(wait.status == 0, "\(wait.errors)")
+            #expect(wait.output.contains("accepts connections"))
+        }
+    }
+
     @Test func anUnreachableDatabaseFailsWithinTheTimeout() throws {
         let started = ContinuousClock.now
         let result = try CLI.run(
