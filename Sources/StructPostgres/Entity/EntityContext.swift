@@ -38,6 +38,7 @@ public final class EntityContext {
 /// The entities of one table registered in a unit of work.
 protocol EntityBatch: AnyObject {
     var table: String { get }
+    var entityName: String { get }
     func write(in session: DatabaseSession, options: UpsertOptions) async throws -> UpsertResult
 }
 
@@ -45,6 +46,7 @@ final class TypedEntityBatch<Entity: EntityProtocol>: EntityBatch {
     var entities: [Entity]
     init(entities: [Entity]) { self.entities = entities }
     var table: String { Entity.table }
+    var entityName: String { "\(Entity.self)" }
 
     func write(in session: DatabaseSession, options: UpsertOptions) async throws -> UpsertResult {
         try await session.upsert(entities, options: options)

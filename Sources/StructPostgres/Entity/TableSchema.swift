@@ -22,6 +22,10 @@ struct TableSchema: Sendable {
 
     let table: String
     let quotedTable: String
+    /// The table's `pg_class` oid.
+    var oid: Int64 = 0
+    /// The oids of the tables this table's foreign keys reference (itself excluded).
+    var referencedTables: Set<Int64> = []
     let columns: [String: Column]
     let columnOrder: [String]
     /// Column sets of the table's unique indexes (the primary key included).
@@ -37,6 +41,11 @@ struct TableSchema: Sendable {
         FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
         WHERE a.attrelid = $1::oid AND a.attnum > 0 AND NOT a.attisdropped
         ORDER BY a.attnum
+        """
+
+    static let referencedTablesSQL = """
+        SELECT DISTINCT confrelid::int8 FROM pg_constraint
+        WHERE conrelid = $1::oid AND contype = 'f' AND confrelid <> conrelid
         """
 
     static let uniqueKeysSQL = """

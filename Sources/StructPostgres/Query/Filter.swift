@@ -10,6 +10,7 @@ public struct Filter: Sendable {
     indirect enum Node: Sendable {
         case compare(String, Comparison, any Encodable & Sendable)
         case isNull(String, Bool)
+        case among(String, [any Encodable & Sendable])
         case all([Node])
         case any([Node])
         case not(Node)
@@ -30,6 +31,16 @@ public struct Filter: Sendable {
     /// Rows whose `key` differs from `value`, NULL included (as NSPredicate's `!=` does).
     public static func notEqual(_ key: String, _ value: some Encodable & Sendable) -> Filter {
         Filter(node: .compare(key, .notEqual, value))
+    }
+
+    /// Rows whose `key` is one of `values` (`key = ANY($1)`: one parameter, whatever the count).
+    /// Negated, it also matches rows where `key` is NULL, as NSPredicate's `NOT (key IN ...)` does.
+    ///
+    /// ```swift
+    /// let books: [BookModel] = try await service.fetch(where: .in("uuid", ids))
+    /// ```
+    public static func `in`<Value: Encodable & Sendable>(_ key: String, _ values: [Value]) -> Filter {
+        Filter(node: .among(key, values))
     }
 
     /// Rows where `key` is NULL.
@@ -69,6 +80,26 @@ public struct Filter: Sendable {
             let needsCast = (encoded.wireType == .text && !info.isStringLike) || (encoded.wireType == .jsonb && info.baseName != "jsonb")
             let operand = needsCast ? "\(parameter)::\(info.castName)" : parameter
             return equal ? "\(quoted) = \(operand)" : "\(quoted) IS DISTINCT FROM \(operand)"
+        case .among(let key, let values):
+            let column = try description.column(for: key)
+            let quoted = SQLIdentifier.quote(column)
+            let encoded = try values.map { try RowEncoder.columnValue(of: $0, property: key) }
+            if let problem = encoded.lazy.compactMap(\.encodingProblem).first {
+                throw StructPostgresError(
+                    .invalidValue, "filter on '\(key)': \(problem)", entity: description.entity,
+                    table: description.schema.table, column: column, property: key)
+            }
+            let wire = encoded.first { $0 != .null }?.wireType ?? .text
+            guard encoded.allSatisfy({ $0 == .null || ($0.wireType == wire && !$0.isArray) }) else {
+                throw StructPostgresError(
+                    .invalidValue, "filter on '\(key)': the values do not all have one type", entity: description.entity,
+                    table: description.schema.table, column: column, property: key)
+            }
+            let info = description.schema.columns[column]!
+            let parameter = statement.bind(array: BinaryColumnArray(element: wire, values: encoded))
+            let needsCast = (wire == .text && !info.isStringLike) || (wire == .jsonb && info.baseName != "jsonb")
+            let list = needsCast ? "\(parameter)::\(wire.sqlName)[]::\(info.castName)[]" : "\(parameter)::\(wire.sqlName)[]"
+            return negated ? "(\(quoted) IS NULL OR NOT (\(quoted) = ANY(\(list))))" : "\(quoted) = ANY(\(list))"
         case .isNull(let key, let isNull):
             return "\(SQLIdentifier.quote(try description.column(for: key))) IS \(isNull != negated ? "" : "NOT ")NULL"
         case .all(let nodes), .any(let nodes):

@@ -71,8 +71,28 @@ enum EntityOperations {
 
     static func write(_ batches: [any EntityBatch], in session: DatabaseSession, options: UpsertOptions) async throws -> UpsertResult {
         var total = UpsertResult()
-        for batch in batches { total = total + (try await batch.write(in: session, options: options)) }
+        for batch in try await foreignKeyOrder(batches, session) {
+            total = total + (try await batch.write(in: session, options: options))
+        }
         return total
+    }
+
+    /// The batches with every referenced table before the tables that reference it (the catalog's foreign
+    /// keys decide), otherwise in the order they were registered. Tables in a reference cycle keep that order.
+    static func foreignKeyOrder(_ batches: [any EntityBatch], _ session: DatabaseSession) async throws -> [any EntityBatch] {
+        guard batches.count > 1 else { return batches }
+        var schemas: [TableSchema] = []
+        for batch in batches { schemas.append(try await session.schema(of: batch.table, entity: batch.entityName)) }
+        var remaining = Array(batches.indices)
+        var ordered: [any EntityBatch] = []
+        while !remaining.isEmpty {
+            let waiting = Set(remaining.map { schemas[$0].oid })
+            let next = remaining.first { schemas[$0].referencedTables.isDisjoint(with: waiting.subtracting([schemas[$0].oid])) }
+                ?? remaining[0]
+            ordered.append(batches[next])
+            remaining.removeAll { $0 == next }
+        }
+        return ordered
     }
 
     static func delete<Model: EntityConvertible>(_ models: [Model], in session: DatabaseSession) async throws -> Int {

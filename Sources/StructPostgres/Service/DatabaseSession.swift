@@ -67,7 +67,7 @@ struct DatabaseSession: Sendable {
         }
     }
 
-    private func observe(_ statement: Statement, since start: ContinuousClock.Instant, failed: Bool) {
+    func observe(_ statement: Statement, since start: ContinuousClock.Instant, failed: Bool) {
         runtime.configuration.queryObserver?(QueryEvent(
             sql: statement.sql, parameterCount: statement.bindings.count,
             duration: ContinuousClock.now - start, failed: failed))
@@ -115,7 +115,12 @@ struct DatabaseSession: Sendable {
         var keysQuery = Statement(sql: TableSchema.uniqueKeysSQL)
         _ = keysQuery.bind(.int8(oid))
         let keys = try await run(keysQuery).map { try [String].decode($0.makeRandomAccess()[0]) }
-        let schema = TableSchema(table: table, quotedTable: quoted, columns: columns, columnOrder: order, uniqueKeys: keys)
+        var referencesQuery = Statement(sql: TableSchema.referencedTablesSQL)
+        _ = referencesQuery.bind(.int8(oid))
+        let references = try await run(referencesQuery).map { try $0.decode(Int64.self) }
+        var schema = TableSchema(table: table, quotedTable: quoted, columns: columns, columnOrder: order, uniqueKeys: keys)
+        schema.oid = oid
+        schema.referencedTables = Set(references)
         runtime.store(schema)
         return schema
     }

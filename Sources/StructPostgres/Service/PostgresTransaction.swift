@@ -140,10 +140,14 @@ extension DatabaseSession {
     /// closure caught, PostgreSQL answers COMMIT with ROLLBACK, which must not pass for success.
     func commit() async throws {
         let result: PostgresQueryResult
+        let start = ContinuousClock.now
+        runtime.logger.debug("query", metadata: ["sql": "COMMIT", "binds": "0"])
         do {
             try ensureOpen(sql: "COMMIT")
             result = try await connection.query("COMMIT", logger: runtime.logger).get()
+            observe(Statement(sql: "COMMIT"), since: start, failed: false)
         } catch {
+            observe(Statement(sql: "COMMIT"), since: start, failed: true)
             throw StructPostgresError.from(error, sql: "COMMIT")
         }
         if result.metadata.command == "ROLLBACK" {
