@@ -152,6 +152,20 @@ private struct Abort: Error {}
         }
     }
 
+    /// Closures passed to the service may capture an actor's state: the library's async functions run on
+    /// the caller's executor (NonisolatedNonsendingByDefault), so nothing non-Sendable crosses an isolation boundary.
+    @MainActor @Test func usableFromTheMainActorCapturingItsState() async throws {
+        var titles: [String] = []
+        try await withTables(BookSchema.create) { service, _ in
+            try await service.transaction { tx in
+                try await tx.update(entities: [BookModel(uuid: UUID(), title: "main", price: 1, publisher: nil)])
+                titles = try await tx.fetch(BookModel.self).compactMap(\.title)
+            }
+            try await service.withConnection { _ in titles.append("leased") }
+        }
+        #expect(titles == ["main", "leased"])
+    }
+
     @Test func aTransactionCannotBeUsedOutsideItsClosure() async throws {
         try await withTables(BookSchema.create) { service, _ in
             let escaped = try await service.transaction { tx in tx }
