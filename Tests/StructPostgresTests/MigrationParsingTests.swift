@@ -83,7 +83,7 @@ import Testing
 
     @Test func loadsMigrationsFromBundleResources() throws {
         let set = try MigrationSet(bundle: .module, subdirectory: "migrations")
-        #expect(set.migrations.map(\.fileName) == ["0001_create_bookstore.sql", "0002_index_titles.sql"])
+        #expect(set.migrations.map(\.fileName) == ["0001_create_books.sql", "0002_index_titles.sql"])
         #expect(set[2]?.up.transactional == false)
     }
 

@@ -1,3 +1,4 @@
+import Logging
 import NIOSSL
 import PostgresNIO
 
@@ -55,6 +56,24 @@ extension ConnectionSettings {
         }
         configuration.options.additionalStartupParameters = startupParameters
         return configuration
+    }
+
+    /// Opens one connection outside any pool, giving up after `timeout`.
+    /// - Throws: ``StructPostgresError`` naming these settings (never the password) and the reason.
+    func connect(timeout: Duration, logger: Logger) async throws -> PostgresConnection {
+        do {
+            var configuration = try connectionConfiguration()
+            let parts = timeout.components
+            configuration.options.connectTimeout = .milliseconds(max(1, parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000))
+            return try await PostgresConnection.connect(
+                on: PostgresClient.defaultEventLoopGroup.any(), configuration: configuration, id: 0, logger: logger
+            ).get()
+        } catch {
+            var failure = StructPostgresError.from(error, sql: nil)
+            if failure.code != .invalidConfiguration && failure.sqlState == nil { failure.code = .connectionLost }
+            failure.message = "cannot connect to \(self): \(failure.message)"
+            throw failure
+        }
     }
 
     /// Sessions run in UTC, so that `timestamp without time zone` columns hold UTC wall-clock times.

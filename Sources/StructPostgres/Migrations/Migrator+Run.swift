@@ -35,20 +35,8 @@ extension Migrator {
     private func withDedicatedSession<T>(_ body: (DatabaseSession) async throws -> T) async throws -> T {
         let runtime = service.runtime
         let settings = runtime.configuration.connection
-        var configuration = try settings.connectionConfiguration()
-        let limit = settings.connectTimeout ?? runtime.configuration.pool.connectTimeout
-        configuration.options.connectTimeout = .milliseconds(Int64(limit.components.seconds * 1000 + limit.components.attoseconds / 1_000_000_000_000_000))
-        let connection: PostgresConnection
-        do {
-            connection = try await PostgresConnection.connect(
-                on: PostgresClient.defaultEventLoopGroup.any(), configuration: configuration, id: 0, logger: runtime.logger
-            ).get()
-        } catch {
-            var failure = StructPostgresError.from(error, sql: nil)
-            if failure.sqlState == nil { failure.code = .connectionLost }
-            failure.message = "cannot connect to \(settings): \(failure.message)"
-            throw failure
-        }
+        let connection = try await settings.connect(
+            timeout: settings.connectTimeout ?? runtime.configuration.pool.connectTimeout, logger: runtime.logger)
         do {
             let result = try await body(DatabaseSession(connection: connection, runtime: runtime))
             try? await connection.close()

@@ -67,21 +67,8 @@ extension ServiceRuntime {
     /// (refused, unknown host, wrong password) instead of a bare timeout.
     func diagnoseConnection() async throws {
         let settings = configuration.connection
-        let connection: PostgresConnection
-        do {
-            var connectionConfiguration = try settings.connectionConfiguration()
-            let limit = (settings.connectTimeout ?? configuration.pool.connectTimeout).components
-            connectionConfiguration.options.connectTimeout = .milliseconds(limit.seconds * 1000 + limit.attoseconds / 1_000_000_000_000_000)
-            connection = try await PostgresConnection.connect(
-                on: PostgresClient.defaultEventLoopGroup.any(),
-                configuration: connectionConfiguration, id: 0, logger: logger
-            ).get()
-        } catch {
-            var failure = StructPostgresError.from(error, sql: nil)
-            if failure.code != .invalidConfiguration && failure.sqlState == nil { failure.code = .connectionLost }
-            failure.message = "cannot connect to \(settings): \(failure.message)"
-            throw failure
-        }
+        let connection = try await settings.connect(
+            timeout: settings.connectTimeout ?? configuration.pool.connectTimeout, logger: logger)
         try? await connection.close()
     }
 }

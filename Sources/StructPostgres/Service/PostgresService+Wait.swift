@@ -10,22 +10,19 @@ extension PostgresService {
         logger: Logger = Logger(label: "StructPostgres", factory: { _ in SwiftLogNoOpLogHandler() })
     ) async throws {
         let deadline = ContinuousClock.now + timeout
-        var configuration = try settings.connectionConfiguration()
         var lastError = StructPostgresError(.connectionLost, "no attempt made")
         while true {
             let left = deadline - ContinuousClock.now
-            let millis = max(100, min(2_000, Int64(left.components.seconds * 1000)))
-            configuration.options.connectTimeout = .milliseconds(millis)
             do {
-                let connection = try await PostgresConnection.connect(
-                    on: PostgresClient.defaultEventLoopGroup.any(), configuration: configuration, id: 0, logger: logger
-                ).get()
+                let connection = try await settings.connect(
+                    timeout: max(.milliseconds(100), min(.seconds(2), left)), logger: logger)
                 try? await connection.close()
                 return
-            } catch {
-                lastError = StructPostgresError.from(error, sql: nil)
+            } catch let error as StructPostgresError {
+                lastError = error
                 // 28xxx: authentication; 3D000: no such database. The server is up and will keep refusing.
-                if let state = lastError.sqlState, state.hasPrefix("28") || state == "3D000" { throw lastError }
+                if let state = error.sqlState, state.hasPrefix("28") || state == "3D000" { throw error }
+                if error.code == .invalidConfiguration { throw error }
             }
             guard ContinuousClock.now + .milliseconds(250) < deadline else {
                 throw StructPostgresError(
