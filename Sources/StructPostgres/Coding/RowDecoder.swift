@@ -71,6 +71,9 @@ private struct RowDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     func decodeNil(forKey key: Key) throws -> Bool { try cell(for: key).bytes == nil }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        guard layout.indexes[layout.column(for: key)] != nil || !(T.self is any RelationshipSlot.Type) else {
+            return (T.self as! any RelationshipSlot.Type).unloadedSlot as! T
+        }
         let cell = try cell(for: key)
         do {
             guard cell.bytes != nil else { throw PostgresDecodingError.Code.missingData }

@@ -111,6 +111,8 @@ private struct RowContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func encode(_ value: UInt32, forKey key: Key) throws { encoder.append(key, value.columnValue) }
     mutating func encode(_ value: UInt64, forKey key: Key) throws { encoder.append(key, value.columnValue) }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        if let leaf = value as? any ColumnConvertible { return encoder.append(key, leaf.columnValue) }
+        if value is any RelationshipSlot { return }
         encoder.append(key, try RowEncoder.columnValue(of: value, property: key.stringValue))
     }
 

@@ -1,11 +1,14 @@
 /// The unit of work that `toEntity(context:)` fills: every entity registered here is written
-/// by one ``CoreDataServiceProtocol/update(entities:options:)`` call, one batched statement per table.
+/// by one ``CoreDataServiceProtocol/update(entities:options:)`` call, one batched statement per table,
+/// in one transaction: referenced tables first, join-table sets last.
 ///
-/// Tables are written in the order their first entity was completed, so a related model converted
-/// inside `toEntity` (an author inside a book) is written before the entity that refers to it.
+/// The same entity reached twice through the graph (an author of several books) is written once;
+/// if its copies differ, the last one registered wins.
 public final class EntityContext {
     private var batches: [any EntityBatch] = []
     private var batchIndex: [ObjectIdentifier: Int] = [:]
+    private var joinSets: [any JoinSetWrite] = []
+    private var joinSetIndex: [String: Int] = [:]
 
     init() {}
 
@@ -21,7 +24,7 @@ public final class EntityContext {
         return entity
     }
 
-    /// Registers an already built entity for writing.
+    /// Registers an already built entity for writing, with the join-table sets assigned in its slots.
     public func register<Entity: EntityProtocol>(_ entity: Entity) {
         let id = ObjectIdentifier(Entity.self)
         if let index = batchIndex[id] {
@@ -30,9 +33,22 @@ public final class EntityContext {
             batchIndex[id] = batches.count
             batches.append(TypedEntityBatch<Entity>(entities: [entity]))
         }
+        for relationship in Entity.relationships where relationship.writesJoinTable && relationship.isAssigned(entity) {
+            let key = relationship.qualifiedName
+            if let index = joinSetIndex[key] {
+                (joinSets[index] as! JoinSetBatch<Entity>).sources.append(entity)
+            } else {
+                joinSetIndex[key] = joinSets.count
+                joinSets.append(JoinSetBatch(relationship: relationship, sources: [entity]))
+            }
+        }
     }
 
     var registeredBatches: [any EntityBatch] { batches }
+    var registeredJoinSets: [any JoinSetWrite] { joinSets }
+    var isEmpty: Bool { batches.isEmpty && joinSets.isEmpty }
+    /// How many statements writing the unit of work takes.
+    var statementCount: Int { batches.count + joinSets.count }
 }
 
 /// The entities of one table registered in a unit of work.
@@ -50,5 +66,24 @@ final class TypedEntityBatch<Entity: EntityProtocol>: EntityBatch {
 
     func write(in session: DatabaseSession, options: UpsertOptions) async throws -> UpsertResult {
         try await session.upsert(entities, options: options)
+    }
+}
+
+/// The join-table sets of one relationship assigned in a unit of work.
+protocol JoinSetWrite: AnyObject {
+    func write(in session: DatabaseSession) async throws -> UpsertResult
+}
+
+final class JoinSetBatch<Source: EntityProtocol>: JoinSetWrite {
+    let relationship: Relationship<Source>
+    var sources: [Source]
+
+    init(relationship: Relationship<Source>, sources: [Source]) {
+        self.relationship = relationship
+        self.sources = sources
+    }
+
+    func write(in session: DatabaseSession) async throws -> UpsertResult {
+        try await session.replaceSets(relationship, of: sources)
     }
 }

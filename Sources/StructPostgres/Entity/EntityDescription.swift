@@ -6,15 +6,26 @@ struct EntityDescription: Sendable {
     let keyColumns: [String]
 
     init<E: EntityProtocol>(_ type: E.Type, schema: TableSchema) throws {
-        self.entity = "\(E.self)"
+        try self.init(TargetInfo(E.self), schema: schema)
+    }
+
+    init(entity: String, schema: TableSchema, naming: ColumnNaming, keyColumns: [String]) {
+        self.entity = entity
         self.schema = schema
-        self.naming = E.columnNaming
+        self.naming = naming
+        self.keyColumns = keyColumns
+    }
+
+    init(_ info: TargetInfo, schema: TableSchema) throws {
+        self.entity = info.entity
+        self.schema = schema
+        self.naming = info.naming
         var keys: [String] = []
-        for key in E.uniqueKey {
-            keys.append(try Self.resolve(key, schema: schema, naming: E.columnNaming, entity: "\(E.self)"))
+        for key in info.uniqueKey {
+            keys.append(try Self.resolve(key, schema: schema, naming: info.naming, entity: info.entity))
         }
         guard !keys.isEmpty else {
-            throw StructPostgresError(.invalidConfiguration, "\(E.self).uniqueKey is empty", entity: "\(E.self)", table: E.table)
+            throw StructPostgresError(.invalidConfiguration, "\(info.entity).uniqueKey is empty", entity: info.entity, table: info.table)
         }
         self.keyColumns = keys
     }

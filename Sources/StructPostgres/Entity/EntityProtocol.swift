@@ -24,6 +24,8 @@ public protocol EntityProtocol: Codable, Sendable {
     static var uniqueKey: [String] { get }
     /// How coding keys become column names. Default ``ColumnNaming/snakeCase``.
     static var columnNaming: ColumnNaming { get }
+    /// The relationships whose ``Related`` slots fetches fill (and join-table sets writes replace). Default none.
+    static var relationships: [Relationship<Self>] { get }
 
     /// Builds the model from this row.
     func toModel() throws -> Model
@@ -32,6 +34,7 @@ public protocol EntityProtocol: Codable, Sendable {
 extension EntityProtocol {
     public static var uniqueKey: [String] { ["uuid"] }
     public static var columnNaming: ColumnNaming { .snakeCase }
+    public static var relationships: [Relationship<Self>] { [] }
 }
 
 /// A struct model that can be stored: the business side of the pattern.

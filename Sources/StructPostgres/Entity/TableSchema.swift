@@ -24,8 +24,10 @@ struct TableSchema: Sendable {
     let quotedTable: String
     /// The table's `pg_class` oid.
     var oid: Int64 = 0
+    /// The table's foreign keys.
+    var foreignKeys: [ForeignKey] = []
     /// The oids of the tables this table's foreign keys reference (itself excluded).
-    var referencedTables: Set<Int64> = []
+    var referencedTables: Set<Int64> { Set(foreignKeys.map(\.referencedTable)).subtracting([oid]) }
     let columns: [String: Column]
     let columnOrder: [String]
     /// Column sets of the table's unique indexes (the primary key included).
@@ -43,9 +45,32 @@ struct TableSchema: Sendable {
         ORDER BY a.attnum
         """
 
-    static let referencedTablesSQL = """
-        SELECT DISTINCT confrelid::int8 FROM pg_constraint
-        WHERE conrelid = $1::oid AND contype = 'f' AND confrelid <> conrelid
+    /// A foreign key constraint: `columns` of this table reference `referencedColumns` of another (or the same) table.
+    struct ForeignKey: Sendable {
+        let name: String
+        let columns: [String]
+        let referencedTable: Int64
+        /// As `regclass` prints it: schema-qualified only when not on the search path.
+        let referencedTableName: String
+        let referencedColumns: [String]
+        /// `pg_constraint.confdeltype`: `a` no action, `r` restrict, `c` cascade, `n` set null, `d` set default.
+        let onDelete: Character
+    }
+
+    /// The single-column foreign keys of this table that reference `table`.
+    func foreignKeys(to table: Int64) -> [ForeignKey] {
+        foreignKeys.filter { $0.referencedTable == table && $0.columns.count == 1 }
+    }
+
+    static let foreignKeysSQL = """
+        SELECT c.conname::text, c.confrelid::int8, c.confdeltype::text, c.confrelid::regclass::text,
+               ARRAY(SELECT a.attname::text FROM unnest(c.conkey) WITH ORDINALITY AS k(n, i)
+                     JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.n ORDER BY k.i),
+               ARRAY(SELECT a.attname::text FROM unnest(c.confkey) WITH ORDINALITY AS k(n, i)
+                     JOIN pg_attribute a ON a.attrelid = c.confrelid AND a.attnum = k.n ORDER BY k.i)
+        FROM pg_constraint c
+        WHERE c.conrelid = $1::oid AND c.contype = 'f'
+        ORDER BY c.conname
         """
 
     static let uniqueKeysSQL = """

@@ -20,6 +20,7 @@ extension StructPostgresError {
             mapped.hint = info[.hint]
             mapped.position = info[.position].flatMap { Int($0) }
             if revealValues { mapped.detail = info[.detail] }
+            if state == SQLState.foreignKeyViolation { mapped.foreignKey = info[.detail].flatMap(foreignKeyInDetail) }
             return mapped
         }
         switch psql.code {
@@ -33,6 +34,15 @@ extension StructPostgresError {
             return StructPostgresError(.client, "PostgresNIO error \(psql.code)", sql: sql)
         }
     }
+}
+
+/// `author_id=5F0C…` from `Key (author_id)=(5F0C…) is not present in table "authors".`
+func foreignKeyInDetail(_ detail: String) -> String? {
+    guard detail.hasPrefix("Key ("), let equals = detail.range(of: ")=(") else { return nil }
+    let columns = detail[detail.index(detail.startIndex, offsetBy: 5)..<equals.lowerBound]
+    let rest = detail[equals.upperBound...]
+    guard let close = rest.range(of: ") is ") else { return nil }
+    return "\(columns)=\(rest[..<close.lowerBound])"
 }
 
 /// Data exceptions quote the offending input (`invalid input syntax for type uuid: "..."`): mask it.

@@ -87,6 +87,8 @@ public struct StructPostgresError: Error, Sendable, CustomStringConvertible {
     public var constraint: String?
     /// The key of the row involved, e.g. `uuid=5F0C…`.
     public var rowKey: String?
+    /// The relationship involved, e.g. `BookEntity.author`.
+    public var relationship: String?
     /// The SQL that failed, without its bound values.
     public var sql: String?
     /// PostgreSQL's `DETAIL`, kept only when bound values may be shown.
@@ -101,6 +103,8 @@ public struct StructPostgresError: Error, Sendable, CustomStringConvertible {
     public var line: Int?
     /// The error this one wraps, when any.
     public var underlying: (any Error & Sendable)?
+    /// For a foreign-key violation, the key PostgreSQL's `DETAIL` named: `author_id=5F0C…` (keys are shown, values never).
+    var foreignKey: String?
 
     public init(
         _ code: Code, _ message: String, sqlState: String? = nil, entity: String? = nil,
@@ -125,7 +129,7 @@ public struct StructPostgresError: Error, Sendable, CustomStringConvertible {
         var parts = ["\(code): \(message)"]
         let context: [(String, String?)] = [
             ("sqlstate", sqlState), ("entity", entity), ("table", table), ("column", column),
-            ("property", property), ("constraint", constraint), ("row", rowKey),
+            ("property", property), ("relationship", relationship), ("constraint", constraint), ("row", rowKey),
             ("file", file.map { name in line.map { "\(name):\($0)" } ?? name }),
         ]
         let known = context.compactMap { name, value in value.map { "\(name)=\($0)" } }

@@ -22,8 +22,9 @@ public struct SortKey: Sendable, Equatable {
     public static func ascending(_ key: String) -> SortKey { SortKey(key) }
     public static func descending(_ key: String) -> SortKey { SortKey(key, ascending: false) }
 
-    func sql(for description: EntityDescription) throws -> String {
-        var term = SQLIdentifier.quote(try description.column(for: key)) + (ascending ? " ASC" : " DESC")
+    /// The ORDER BY term; `qualifier` (`"t."`) prefixes the column when the query joins tables.
+    func sql(for description: EntityDescription, qualifier: String = "") throws -> String {
+        var term = qualifier + SQLIdentifier.quote(try description.column(for: key)) + (ascending ? " ASC" : " DESC")
         switch nulls {
         case .default: break
         case .first: term += " NULLS FIRST"

@@ -8,16 +8,18 @@
 /// }
 /// ```
 public protocol CoreDataServiceProtocol: Sendable {
-    /// The models whose rows match `filter`, in the order of `sortedBy`, at most `limit` of them.
+    /// The models whose rows match `filter`, in the order of `sortedBy`, at most `limit` of them,
+    /// with the relationships `loading` names loaded (one query per relationship per level).
     func fetch<Model: EntityConvertible>(
-        _ type: Model.Type, where filter: Filter?, sortedBy sort: [SortKey], limit: Int?
+        _ type: Model.Type, where filter: Filter?, sortedBy sort: [SortKey], limit: Int?, loading: Loading
     ) async throws -> [Model]
 
     /// How many rows of the model's table match `filter`.
     func count<Model: EntityConvertible>(_ type: Model.Type, where filter: Filter?) async throws -> Int
 
     /// Inserts or updates the models (and every entity their `toEntity` registered), one statement
-    /// per table, in one transaction when several tables are involved.
+    /// per table, then replaces the join-table sets they assigned, in one transaction when that takes
+    /// more than one statement.
     @discardableResult
     func update<Model: EntityConvertible>(entities: [Model], options: UpsertOptions) async throws -> UpsertResult
 
@@ -29,16 +31,17 @@ public protocol CoreDataServiceProtocol: Sendable {
 extension CoreDataServiceProtocol {
     /// The models matching `filter`; the type is inferred from the result.
     public func fetch<Model: EntityConvertible>(
-        where filter: Filter? = nil, sortedBy sort: [SortKey] = [], limit: Int? = nil
+        where filter: Filter? = nil, sortedBy sort: [SortKey] = [], limit: Int? = nil, loading: Loading = .default
     ) async throws -> [Model] {
-        try await fetch(Model.self, where: filter, sortedBy: sort, limit: limit)
+        try await fetch(Model.self, where: filter, sortedBy: sort, limit: limit, loading: loading)
     }
 
-    /// All models of a type, or those matching `filter`.
+    /// All models of a type, or those matching `filter`, with their relationships (``Loading/default``).
     public func fetch<Model: EntityConvertible>(
-        _ type: Model.Type, where filter: Filter? = nil, sortedBy sort: [SortKey] = []
+        _ type: Model.Type, where filter: Filter? = nil, sortedBy sort: [SortKey] = [], limit: Int? = nil,
+        loading: Loading = .default
     ) async throws -> [Model] {
-        try await fetch(type, where: filter, sortedBy: sort, limit: nil)
+        try await fetch(type, where: filter, sortedBy: sort, limit: limit, loading: loading)
     }
 
     /// How many rows of the model's table there are.
@@ -56,23 +59,27 @@ extension CoreDataServiceProtocol {
 /// The operations both the pool-backed service and a transaction run on a session.
 enum EntityOperations {
     static func fetch<Model: EntityConvertible>(
-        _ session: DatabaseSession, _ request: FetchRequest
+        _ session: DatabaseSession, _ request: FetchRequest, _ loading: Loading
     ) async throws -> [Model] {
-        let entities = try await session.fetch(Model.Entity.self, request)
+        let entities = try await session.fetchGraph(Model.Entity.self, request, loading: loading)
         return try entities.map { try $0.toModel() }
     }
 
-    /// Converts the models into a unit of work; the batches are in foreign-key order.
-    static func unitOfWork<Model: EntityConvertible>(_ models: [Model]) throws -> [any EntityBatch] {
+    /// Converts the models into a unit of work.
+    static func unitOfWork<Model: EntityConvertible>(_ models: [Model]) throws -> EntityContext {
         let context = EntityContext()
         for model in models { try context.insert(model) }
-        return context.registeredBatches
+        return context
     }
 
-    static func write(_ batches: [any EntityBatch], in session: DatabaseSession, options: UpsertOptions) async throws -> UpsertResult {
+    /// Writes the tables in foreign-key order, then the join-table sets.
+    static func write(_ work: EntityContext, in session: DatabaseSession, options: UpsertOptions) async throws -> UpsertResult {
         var total = UpsertResult()
-        for batch in try await foreignKeyOrder(batches, session) {
+        for batch in try await foreignKeyOrder(work.registeredBatches, session) {
             total = total + (try await batch.write(in: session, options: options))
+        }
+        for sets in work.registeredJoinSets {
+            total = total + (try await sets.write(in: session))
         }
         return total
     }

@@ -1,5 +1,12 @@
 import PostgresNIO
 
+/// Entities and the rows they came from, whose cells relationship loading reads.
+struct DecodedRows<E: EntityProtocol> {
+    let layout: RowLayout
+    var entities: [E] = []
+    var rows: [PostgresRandomAccessRow] = []
+}
+
 /// A fetch as the service receives it: Core Data's `NSFetchRequest`.
 struct FetchRequest: Sendable {
     var filter: Filter?
@@ -10,6 +17,11 @@ struct FetchRequest: Sendable {
 
 extension DatabaseSession {
     func fetch<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest) async throws -> [E] {
+        try await fetchRows(E.self, request).entities
+    }
+
+    /// The entities matching `request`, with the rows they were decoded from.
+    func fetchRows<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest) async throws -> DecodedRows<E> {
         let description = try await describe(E.self)
         let columns = description.schema.columnOrder
         var statement = Statement(
@@ -26,16 +38,23 @@ extension DatabaseSession {
             guard offset >= 0 else { throw invalid("offset \(offset) is negative", description) }
             statement.sql += " OFFSET \(offset)"
         }
-        let rows = try await runTagged(statement, description)
+        return try decode(E.self, try await runTagged(statement, description), description)
+    }
+
+    /// Decodes every row into an entity; the rows' first columns are the table's, in catalog order.
+    func decode<E: EntityProtocol>(
+        _ type: E.Type, _ rows: [PostgresRow], _ description: EntityDescription
+    ) throws -> DecodedRows<E> {
         let layout = RowLayout(
             entity: description.entity, schema: description.schema, naming: description.naming,
-            selected: columns, keyColumns: description.keyColumns)
-        var entities: [E] = []
-        entities.reserveCapacity(rows.count)
+            selected: description.schema.columnOrder, keyColumns: description.keyColumns)
+        var decoded = DecodedRows<E>(layout: layout)
+        decoded.entities.reserveCapacity(rows.count)
+        decoded.rows.reserveCapacity(rows.count)
         for row in rows {
             let access = row.makeRandomAccess()
             do {
-                entities.append(try E(from: RowDecoder(row: access, layout: layout)))
+                decoded.entities.append(try E(from: RowDecoder(row: access, layout: layout)))
             } catch let error as StructPostgresError {
                 throw error
             } catch {
@@ -43,8 +62,9 @@ extension DatabaseSession {
                     .decoding, "row of table '\(description.schema.table)' cannot be decoded as \(description.entity): \(error)",
                     entity: description.entity, table: description.schema.table, rowKey: layout.describeKey(of: access))
             }
+            decoded.rows.append(access)
         }
-        return entities
+        return decoded
     }
 
     func count<E: EntityProtocol>(_ type: E.Type, filter: Filter?) async throws -> Int {
@@ -91,7 +111,7 @@ extension DatabaseSession {
         statement.sql += " WHERE " + (try filter.sql(for: description, into: &statement))
     }
 
-    private func runTagged(_ statement: Statement, _ description: EntityDescription) async throws -> [PostgresRow] {
+    func runTagged(_ statement: Statement, _ description: EntityDescription) async throws -> [PostgresRow] {
         do {
             return try await run(statement)
         } catch let error as StructPostgresError {

@@ -12,7 +12,7 @@ extension DatabaseSession {
         do {
             rows = try await run(statement)
         } catch let error as StructPostgresError {
-            throw error.with(entity: description.entity, table: description.schema.table)
+            throw Self.explainMissingReference(error.with(entity: description.entity, table: description.schema.table), E.self, description, batch)
         }
         let (inserted, changed) = try rows[0].decode((Int64, Int64).self)
         var result = UpsertResult(inserted: Int(inserted), merged: batch.merged)
@@ -71,5 +71,32 @@ extension DatabaseSession {
             SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FROM upserted
             """
         return statement
+    }
+
+    /// A foreign-key violation of an upsert means a referenced row exists neither in the batch nor in the
+    /// database: name the relationship (or column), the missing key, and that nothing was written.
+    static func explainMissingReference<E: EntityProtocol>(
+        _ error: StructPostgresError, _ type: E.Type, _ description: EntityDescription, _ batch: BatchColumns
+    ) -> StructPostgresError {
+        guard error.code == .foreignKeyViolation,
+              let key = description.schema.foreignKeys.first(where: { $0.name == error.constraint }),
+              key.columns.count == 1
+        else { return error }
+        var explained = error
+        let column = key.columns[0]
+        explained.column = column
+        explained.property = batch.columns.first { $0.name == column }?.property
+        let relationship = E.relationships.first { relationship in
+            guard case .toOne(let declared) = relationship.kind else { return false }
+            if let declared {
+                return (try? description.column(for: declared)) == column
+            }
+            return relationship.target.table.split(separator: ".").last == key.referencedTableName.split(separator: ".").last
+        }
+        explained.relationship = relationship?.qualifiedName
+        let subject = relationship.map { "relationship \($0.qualifiedName)" } ?? "column '\(description.schema.table).\(column)'"
+        let missing = error.foreignKey ?? "the key"
+        explained.message = "\(subject): \(missing) is neither in this batch nor in table '\(key.referencedTableName)'; nothing was written"
+        return explained
     }
 }

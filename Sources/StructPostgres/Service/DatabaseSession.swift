@@ -13,6 +13,11 @@ struct Statement {
         return "$\(bindings.count)"
     }
 
+    mutating func bind(cells: RawCellArray) -> String {
+        try! bindings.append(cells)
+        return "$\(bindings.count)"
+    }
+
     mutating func bind(array: BinaryColumnArray) -> String {
         values.append(.array(Array(array.values.prefix(5)), element: array.element))
         try! bindings.append(array)
@@ -115,12 +120,19 @@ struct DatabaseSession: Sendable {
         var keysQuery = Statement(sql: TableSchema.uniqueKeysSQL)
         _ = keysQuery.bind(.int8(oid))
         let keys = try await run(keysQuery).map { try [String].decode($0.makeRandomAccess()[0]) }
-        var referencesQuery = Statement(sql: TableSchema.referencedTablesSQL)
-        _ = referencesQuery.bind(.int8(oid))
-        let references = try await run(referencesQuery).map { try $0.decode(Int64.self) }
+        var foreignKeysQuery = Statement(sql: TableSchema.foreignKeysSQL)
+        _ = foreignKeysQuery.bind(.int8(oid))
+        let foreignKeys = try await run(foreignKeysQuery).map { row in
+            let access = row.makeRandomAccess()
+            return TableSchema.ForeignKey(
+                name: try access[0].decode(String.self), columns: try [String].decode(access[4]),
+                referencedTable: try access[1].decode(Int64.self), referencedTableName: try access[3].decode(String.self),
+                referencedColumns: try [String].decode(access[5]),
+                onDelete: try access[2].decode(String.self).first ?? "a")
+        }
         var schema = TableSchema(table: table, quotedTable: quoted, columns: columns, columnOrder: order, uniqueKeys: keys)
         schema.oid = oid
-        schema.referencedTables = Set(references)
+        schema.foreignKeys = foreignKeys
         runtime.store(schema)
         return schema
     }

@@ -53,9 +53,11 @@ public final class PostgresService: CoreDataServiceProtocol, Service {
     // MARK: CoreDataServiceProtocol
 
     public func fetch<Model: EntityConvertible>(
-        _ type: Model.Type, where filter: Filter?, sortedBy sort: [SortKey], limit: Int?
+        _ type: Model.Type, where filter: Filter?, sortedBy sort: [SortKey], limit: Int?, loading: Loading
     ) async throws -> [Model] {
-        try await withSession { try await EntityOperations.fetch($0, FetchRequest(filter: filter, sort: sort, limit: limit)) }
+        try await withSession {
+            try await EntityOperations.fetch($0, FetchRequest(filter: filter, sort: sort, limit: limit), loading)
+        }
     }
 
     public func count<Model: EntityConvertible>(_ type: Model.Type, where filter: Filter?) async throws -> Int {
@@ -64,12 +66,12 @@ public final class PostgresService: CoreDataServiceProtocol, Service {
 
     @discardableResult
     public func update<Model: EntityConvertible>(entities: [Model], options: UpsertOptions) async throws -> UpsertResult {
-        let batches = try EntityOperations.unitOfWork(entities)
-        guard !batches.isEmpty else { return UpsertResult() }
-        if batches.count == 1 {
-            return try await withSession { try await EntityOperations.write(batches, in: $0, options: options) }
+        let work = try EntityOperations.unitOfWork(entities)
+        guard !work.isEmpty else { return UpsertResult() }
+        if work.statementCount == 1 {
+            return try await withSession { try await EntityOperations.write(work, in: $0, options: options) }
         }
-        return try await transaction { try await EntityOperations.write(batches, in: $0.session, options: options) }
+        return try await transaction { try await EntityOperations.write(work, in: $0.session, options: options) }
     }
 
     @discardableResult

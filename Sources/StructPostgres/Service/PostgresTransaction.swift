@@ -79,10 +79,10 @@ public final class PostgresTransaction: CoreDataServiceProtocol {
     // MARK: CoreDataServiceProtocol
 
     public func fetch<Model: EntityConvertible>(
-        _ type: Model.Type, where filter: Filter?, sortedBy sort: [SortKey], limit: Int?
+        _ type: Model.Type, where filter: Filter?, sortedBy sort: [SortKey], limit: Int?, loading: Loading
     ) async throws -> [Model] {
         try ensureActive()
-        return try await EntityOperations.fetch(session, FetchRequest(filter: filter, sort: sort, limit: limit))
+        return try await EntityOperations.fetch(session, FetchRequest(filter: filter, sort: sort, limit: limit), loading)
     }
 
     public func count<Model: EntityConvertible>(_ type: Model.Type, where filter: Filter?) async throws -> Int {
@@ -93,10 +93,10 @@ public final class PostgresTransaction: CoreDataServiceProtocol {
     @discardableResult
     public func update<Model: EntityConvertible>(entities: [Model], options: UpsertOptions) async throws -> UpsertResult {
         try ensureActive()
-        let batches = try EntityOperations.unitOfWork(entities)
-        guard batches.count > 1 else { return try await EntityOperations.write(batches, in: session, options: options) }
-        // Several tables: a savepoint keeps the batch all-or-nothing even if the caller catches the error.
-        return try await transaction { try await EntityOperations.write(batches, in: $0.session, options: options) }
+        let work = try EntityOperations.unitOfWork(entities)
+        guard work.statementCount > 1 else { return try await EntityOperations.write(work, in: session, options: options) }
+        // Several statements: a savepoint keeps the batch all-or-nothing even if the caller catches the error.
+        return try await transaction { try await EntityOperations.write(work, in: $0.session, options: options) }
     }
 
     @discardableResult

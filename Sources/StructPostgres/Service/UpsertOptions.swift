@@ -25,18 +25,33 @@ public struct UpsertResult: Sendable, Equatable {
     public var updated = 0
     /// Existing rows left untouched (``UpsertOptions/insertIfAbsent``).
     public var skipped = 0
-    /// Entities dropped because a later one in the same batch had the same unique key.
+    /// Entities dropped because a later one in the same batch had the same unique key
+    /// (an entity reached twice through a graph counts here too).
     public var merged = 0
+    /// Join rows added by assigned to-many sets.
+    public var linked = 0
+    /// Join rows removed by assigned to-many sets.
+    public var unlinked = 0
+    /// Children deleted because they left their last set (``RemovalRule/deleteOrphans``).
+    public var orphansDeleted = 0
 
-    public init(inserted: Int = 0, updated: Int = 0, skipped: Int = 0, merged: Int = 0) {
+    public init(
+        inserted: Int = 0, updated: Int = 0, skipped: Int = 0, merged: Int = 0,
+        linked: Int = 0, unlinked: Int = 0, orphansDeleted: Int = 0
+    ) {
         self.inserted = inserted
         self.updated = updated
         self.skipped = skipped
         self.merged = merged
+        self.linked = linked
+        self.unlinked = unlinked
+        self.orphansDeleted = orphansDeleted
     }
 
     static func + (lhs: Self, rhs: Self) -> Self {
         Self(inserted: lhs.inserted + rhs.inserted, updated: lhs.updated + rhs.updated,
-             skipped: lhs.skipped + rhs.skipped, merged: lhs.merged + rhs.merged)
+             skipped: lhs.skipped + rhs.skipped, merged: lhs.merged + rhs.merged,
+             linked: lhs.linked + rhs.linked, unlinked: lhs.unlinked + rhs.unlinked,
+             orphansDeleted: lhs.orphansDeleted + rhs.orphansDeleted)
     }
 }

@@ -1,0 +1,72 @@
+/// Which relationships a fetch loads into the fetched entities' ``Related`` slots, and how deep.
+/// Each relationship costs one query per level, whatever the number of rows (`WHERE key = ANY($1)`).
+///
+/// ```swift
+/// let stores = try await service.fetch(StoreModel.self, loading: .only("books.author", "books.reviews"))
+/// let flat = try await service.fetch(BookModel.self, loading: .none)
+/// ```
+public struct Loading: Sendable, Equatable {
+    private enum Mode: Sendable, Equatable {
+        case all(depth: Int)
+        case paths([String: Loading])
+    }
+
+    private let mode: Mode
+
+    /// Every relationship, and theirs, down to `depth` levels. ``default`` is `all(depth: 3)`.
+    public static func all(depth: Int) -> Loading { Loading(mode: .all(depth: max(0, depth))) }
+
+    /// Every relationship to three levels: a store's books, their authors and reviews, the reviews' users.
+    public static let `default` = all(depth: 3)
+
+    /// No relationship: slots stay unloaded.
+    public static let none = all(depth: 0)
+
+    /// The relationships on these dotted paths of relationship names (`"books.author"` loads `books` too).
+    public static func only(_ paths: String...) -> Loading { only(paths) }
+
+    /// The relationships on these dotted paths of relationship names.
+    public static func only(_ paths: [String]) -> Loading {
+        var tree: [String: Loading] = [:]
+        for path in paths {
+            let names = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            tree = insert(names[...], into: tree)
+        }
+        return Loading(mode: .paths(tree))
+    }
+
+    private static func insert(_ names: ArraySlice<String>, into tree: [String: Loading]) -> [String: Loading] {
+        guard let first = names.first else { return tree }
+        var tree = tree
+        var children: [String: Loading] = [:]
+        if case .paths(let existing) = tree[first]?.mode { children = existing }
+        tree[first] = Loading(mode: .paths(insert(names.dropFirst(), into: children)))
+        return tree
+    }
+
+    var isEmpty: Bool {
+        switch mode {
+        case .all(let depth): depth == 0
+        case .paths(let tree): tree.isEmpty
+        }
+    }
+
+    /// What to load below relationship `name`, or `nil` if `name` is not loaded.
+    func nested(_ name: String) -> Loading? {
+        switch mode {
+        case .all(let depth): depth > 0 ? .all(depth: depth - 1) : nil
+        case .paths(let tree): tree[name]
+        }
+    }
+
+    /// Refuses path names that are not relationships of the entity.
+    func validate(relationships names: [String], entity: String) throws {
+        guard case .paths(let tree) = mode else { return }
+        for requested in tree.keys.sorted() where !names.contains(requested) {
+            let known = names.isEmpty ? "it has no relationships" : "its relationships are \(names.joined(separator: ", "))"
+            throw StructPostgresError(
+                .invalidConfiguration, "cannot load '\(requested)': \(entity) has no relationship of that name; \(known)",
+                entity: entity)
+        }
+    }
+}

@@ -1,0 +1,29 @@
+/// A relationship resolved against the catalog: the columns that link source and target, and the SQL
+/// that loads the targets of many sources at once.
+struct ResolvedRelationship: Sendable {
+    /// The column of the source's rows whose values identify their targets.
+    let sourceColumn: String
+    /// Selects the target's columns, then the link value cast to the type of ``sourceColumn``, for
+    /// the source values bound as `$1`: `SELECT t.…, t."uuid"::uuid FROM "authors" t WHERE t."uuid" = ANY($1::uuid[])`.
+    let targetSQL: String
+    /// How many target columns come before the link value.
+    let targetColumnCount: Int
+    let join: JoinTable?
+
+    /// The join table of a to-many relationship owned by the source.
+    struct JoinTable: Sendable {
+        let table: String
+        let quotedTable: String
+        /// The join table's columns referencing the source and the target.
+        let parentColumn: String
+        let childColumn: String
+        /// Their types, for casts.
+        let parentType: String
+        let childType: String
+        /// The source's and target's columns those reference.
+        let sourceKey: String
+        let targetKey: String
+        let quotedTargetTable: String
+        let onRemove: RemovalRule
+    }
+}

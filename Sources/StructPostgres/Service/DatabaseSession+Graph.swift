@@ -1,0 +1,85 @@
+import PostgresNIO
+
+extension DatabaseSession {
+    /// Fetches entities, then their relationships as `loading` asks: one query per relationship per level.
+    func fetchGraph<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest, loading: Loading) async throws -> [E] {
+        var decoded = try await fetchRows(E.self, request)
+        try await loadRelationships(&decoded, loading: loading)
+        return decoded.entities
+    }
+
+    /// Fills the ``Related`` slots of `decoded`'s entities that `loading` names.
+    func loadRelationships<E: EntityProtocol>(_ decoded: inout DecodedRows<E>, loading: Loading) async throws {
+        let relationships = E.relationships
+        try loading.validate(relationships: relationships.map(\.name), entity: "\(E.self)")
+        guard !decoded.entities.isEmpty, !loading.isEmpty else { return }
+        for relationship in relationships {
+            guard let nested = loading.nested(relationship.name) else { continue }
+            let resolved = try await resolve(relationship)
+            let index = decoded.layout.indexes[resolved.sourceColumn]!
+            let links = LinkValues(
+                values: decoded.rows.map { $0[index].bytes },
+                elementType: decoded.rows[0][index].dataType)
+            try await relationship.load(self, &decoded.entities, links, resolved, nested)
+        }
+    }
+
+    /// The targets linked to `links`, with their own relationships loaded, grouped by link value.
+    func loadTargets<T: EntityProtocol>(
+        _ type: T.Type, of links: LinkValues, _ resolved: ResolvedRelationship, _ loading: Loading
+    ) async throws -> [ByteBuffer: [T]] {
+        let keys = links.distinct
+        guard !keys.isEmpty else { return [:] }
+        let description = try await describe(T.self)
+        var statement = Statement(sql: resolved.targetSQL)
+        _ = statement.bind(cells: RawCellArray(elementType: links.elementType, values: keys))
+        var decoded = try decode(T.self, try await runTagged(statement, description), description)
+        try await loadRelationships(&decoded, loading: loading)
+        var groups: [ByteBuffer: [T]] = [:]
+        for (row, entity) in zip(decoded.rows, decoded.entities) {
+            guard let link = row[resolved.targetColumnCount].bytes else { continue }
+            groups[link, default: []].append(entity)
+        }
+        return groups
+    }
+}
+
+/// The link value of each source row (its foreign key, or its key), as the server sent it.
+struct LinkValues: Sendable {
+    let values: [ByteBuffer?]
+    let elementType: PostgresDataType
+
+    var distinct: [ByteBuffer] {
+        var seen = Set<ByteBuffer>()
+        return values.compactMap { $0 }.filter { seen.insert($0).inserted }
+    }
+
+    /// The targets of source `index`; `nil` when its link is NULL or matched nothing.
+    func group<T>(_ index: Int, in groups: [ByteBuffer: [T]]) -> [T]? {
+        values[index].flatMap { groups[$0] }
+    }
+}
+
+/// Cells of one type sent back as one array parameter, in binary, without decoding them first.
+struct RawCellArray: PostgresThrowingDynamicTypeEncodable {
+    let elementType: PostgresDataType
+    let values: [ByteBuffer]
+
+    /// Unspecified: the statement's cast (`$1::uuid[]`) gives the type.
+    var psqlType: PostgresDataType { PostgresDataType(0) }
+    var psqlFormat: PostgresFormat { .binary }
+
+    func encode<JSONEncoder: PostgresJSONEncoder>(
+        into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>
+    ) throws {
+        buffer.writeInteger(Int32(1))
+        buffer.writeInteger(Int32(0))
+        buffer.writeInteger(elementType.rawValue)
+        buffer.writeInteger(Int32(values.count))
+        buffer.writeInteger(Int32(1))
+        for var value in values {
+            buffer.writeInteger(Int32(value.readableBytes))
+            buffer.writeBuffer(&value)
+        }
+    }
+}

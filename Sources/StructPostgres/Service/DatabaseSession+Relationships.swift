@@ -1,0 +1,111 @@
+extension DatabaseSession {
+    /// Finds the columns that link a relationship's tables, from the declaration and the catalog's foreign keys.
+    func resolve<Source: EntityProtocol>(_ relationship: Relationship<Source>) async throws -> ResolvedRelationship {
+        let source = try await describe(Source.self)
+        let target = try EntityDescription(
+            relationship.target,
+            schema: try await schema(of: relationship.target.table, entity: relationship.target.entity))
+        let resolver = RelationshipResolver(name: relationship.qualifiedName, source: source, target: target)
+        let targetColumns = target.schema.columnOrder.map { "t." + SQLIdentifier.quote($0) }.joined(separator: ", ")
+        let order = try relationship.orderedBy.map { try $0.sql(for: target, qualifier: "t.") }
+        let orderBy = order.isEmpty ? "" : " ORDER BY " + order.joined(separator: ", ")
+        let q = SQLIdentifier.quote
+
+        switch relationship.kind {
+        case .toOne(let column):
+            let link = try resolver.foreignKey(from: source, to: target, column: column, parameter: "column")
+            let cast = try resolver.castName(of: link.column, in: source.schema)
+            return ResolvedRelationship(
+                sourceColumn: link.column,
+                targetSQL: "SELECT \(targetColumns), t.\(q(link.referenced))::\(cast) FROM \(target.schema.quotedTable) t "
+                    + "WHERE t.\(q(link.referenced)) = ANY($1::\(cast)[])",
+                targetColumnCount: target.schema.columnOrder.count, join: nil)
+
+        case .backReference(let column):
+            let link = try resolver.foreignKey(from: target, to: source, column: column, parameter: "backReference")
+            let cast = try resolver.castName(of: link.referenced, in: source.schema)
+            return ResolvedRelationship(
+                sourceColumn: link.referenced,
+                targetSQL: "SELECT \(targetColumns), t.\(q(link.column))::\(cast) FROM \(target.schema.quotedTable) t "
+                    + "WHERE t.\(q(link.column)) = ANY($1::\(cast)[])\(orderBy)",
+                targetColumnCount: target.schema.columnOrder.count, join: nil)
+
+        case .through(let table, let parentColumn, let childColumn, let onRemove):
+            let joinSchema = try await schema(of: table, entity: relationship.qualifiedName)
+            let join = EntityDescription(joinTable: joinSchema)
+            let parent = try resolver.foreignKey(from: join, to: source, column: parentColumn, parameter: "parentColumn")
+            let child = try resolver.foreignKey(from: join, to: target, column: childColumn, parameter: "childColumn")
+            guard parent.column != child.column else {
+                throw resolver.error("join table '\(table)' links source and target through the same column '\(parent.column)'; name parentColumn: and childColumn:")
+            }
+            guard joinSchema.hasUniqueIndex(on: [parent.column, child.column]) else {
+                throw resolver.error("join table '\(table)' needs a primary key or unique index on (\(parent.column), \(child.column)) so a link is stored once")
+            }
+            let cast = try resolver.castName(of: parent.referenced, in: source.schema)
+            return ResolvedRelationship(
+                sourceColumn: parent.referenced,
+                targetSQL: "SELECT \(targetColumns), j.\(q(parent.column))::\(cast) FROM \(joinSchema.quotedTable) j "
+                    + "JOIN \(target.schema.quotedTable) t ON t.\(q(child.referenced)) = j.\(q(child.column)) "
+                    + "WHERE j.\(q(parent.column)) = ANY($1::\(cast)[])\(orderBy)",
+                targetColumnCount: target.schema.columnOrder.count,
+                join: .init(
+                    table: table, quotedTable: joinSchema.quotedTable, parentColumn: parent.column, childColumn: child.column,
+                    parentType: try resolver.castName(of: parent.column, in: joinSchema),
+                    childType: try resolver.castName(of: child.column, in: joinSchema),
+                    sourceKey: parent.referenced, targetKey: child.referenced,
+                    quotedTargetTable: target.schema.quotedTable, onRemove: onRemove))
+        }
+    }
+}
+
+/// Matches a relationship to foreign keys, with errors that name the relationship and what to declare.
+struct RelationshipResolver {
+    let name: String
+    let source: EntityDescription
+    let target: EntityDescription
+
+    /// The column of `from` that references `to`, and the column of `to` it references.
+    func foreignKey(
+        from: EntityDescription, to: EntityDescription, column: String?, parameter: String
+    ) throws -> (column: String, referenced: String) {
+        let candidates = from.schema.foreignKeys(to: to.schema.oid)
+        if let column {
+            let resolved = try from.column(for: column)
+            if let key = candidates.first(where: { $0.columns == [resolved] }) {
+                return (resolved, key.referencedColumns[0])
+            }
+            guard to.keyColumns.count == 1 else {
+                throw error("column '\(resolved)' of '\(from.schema.table)' has no foreign key to '\(to.schema.table)', whose unique key has \(to.keyColumns.count) columns; declare the foreign key in a migration")
+            }
+            return (resolved, to.keyColumns[0])
+        }
+        switch candidates.count {
+        case 1:
+            return (candidates[0].columns[0], candidates[0].referencedColumns[0])
+        case 0:
+            throw error("table '\(from.schema.table)' has no foreign key to '\(to.schema.table)'; declare one in a migration or name the column with \(parameter):")
+        default:
+            let columns = candidates.map { $0.columns[0] }.joined(separator: ", ")
+            throw error("table '\(from.schema.table)' has \(candidates.count) foreign keys to '\(to.schema.table)' (\(columns)); name the one to use with \(parameter):")
+        }
+    }
+
+    func castName(of column: String, in schema: TableSchema) throws -> String {
+        guard let info = schema.columns[column] else {
+            throw error("table '\(schema.table)' has no column '\(column)'")
+        }
+        return info.castName
+    }
+
+    func error(_ message: String) -> StructPostgresError {
+        StructPostgresError(
+            .invalidConfiguration, "relationship \(name): \(message)", entity: source.entity, table: source.schema.table)
+    }
+}
+
+extension EntityDescription {
+    /// A join table, which has no entity: keys are column names or snake_case property names.
+    init(joinTable schema: TableSchema) {
+        self.init(entity: schema.table, schema: schema, naming: .snakeCase, keyColumns: [])
+    }
+}
