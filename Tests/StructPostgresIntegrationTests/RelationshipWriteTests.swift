@@ -211,3 +211,44 @@ extension OwningStore: EntityConvertible {
         }
     }
 }
+
+private struct Shelf: StoredModel {
+    static let table = "shelves"
+    static let relationships: [Relationship<Self>] = [.toOne("store", \.$store)]
+    let uuid: UUID
+    var storeID: UUID?
+    @Related var store: GraphStoreEntity?
+}
+
+private struct TwoWayUser: StoredModel {
+    static let table = "pals"
+    static let relationships: [Relationship<Self>] = [.toOne("friend", \.$friend)]
+    let uuid: UUID
+    var bestID: UUID?
+    var worstID: UUID?
+    @Related var friend: TwoWayUser?
+}
+
+@Suite struct RelationshipDeclarationTests {
+    @Test func aRelationshipWithoutForeignKeyAsksForOne() async throws {
+        try await withTables(
+            "CREATE TABLE stores (uuid uuid PRIMARY KEY, brand text NOT NULL)",
+            "CREATE TABLE shelves (uuid uuid PRIMARY KEY, store_id uuid)"
+        ) { service, _ in
+            try await service.update(entities: [Shelf(uuid: UUID(), storeID: UUID())])
+            let error = await #expect(throws: StructPostgresError.self) { try await service.fetch(Shelf.self) }
+            #expect(error?.code == .invalidConfiguration)
+            #expect(error?.message == "relationship Shelf.store: table 'shelves' has no foreign key to 'stores'; declare one in a migration or name the column with column:")
+        }
+    }
+
+    @Test func twoForeignKeysToTheSameTableNeedTheColumnNamed() async throws {
+        try await withTables(
+            "CREATE TABLE pals (uuid uuid PRIMARY KEY, best_id uuid REFERENCES pals, worst_id uuid REFERENCES pals)"
+        ) { service, _ in
+            try await service.update(entities: [TwoWayUser(uuid: UUID())])
+            let error = await #expect(throws: StructPostgresError.self) { try await service.fetch(TwoWayUser.self) }
+            #expect(error?.message == "relationship TwoWayUser.friend: table 'pals' has 2 foreign keys to 'pals' (best_id, worst_id); name the one to use with column:")
+        }
+    }
+}
