@@ -17,7 +17,7 @@ private struct OwningStoreEntity: EntityProtocol {
     var uuid: UUID
     var brand: String
     @Related var books: [GraphBookEntity]
-    func toModel() throws -> OwningStore { OwningStore(uuid: uuid, brand: brand, books: try $books.loaded?.map { try $0.toModel() }) }
+    func toModel() -> OwningStore { OwningStore(uuid: uuid, brand: brand, books: $books.loaded?.map { $0.toModel() }) }
 }
 
 extension OwningStore: EntityConvertible {

@@ -18,8 +18,8 @@ struct GraphStoreEntity: EntityProtocol {
     var brand: String
     @Related var books: [GraphBookEntity]
 
-    func toModel() throws -> GraphStore {
-        GraphStore(uuid: uuid, brand: brand, books: try $books.loaded?.map { try $0.toModel() })
+    func toModel() -> GraphStore {
+        GraphStore(uuid: uuid, brand: brand, books: $books.loaded?.map { $0.toModel() })
     }
 }
 

@@ -14,15 +14,18 @@ struct CLI {
     let migrations: URL
 
     /// `.build/<config>/structpg`, next to the test bundle.
-    static var binary: URL {
+    static var binary: URL { product("structpg") }
+
+    /// A built executable of the package, found next to the test bundle.
+    static func product(_ name: String) -> URL {
         let here = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var directory = here.deletingLastPathComponent()
         while directory.path != "/" {
-            let candidate = directory.appendingPathComponent("structpg")
+            let candidate = directory.appendingPathComponent(name)
             if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
             directory = directory.deletingLastPathComponent()
         }
-        return here.deletingLastPathComponent().appendingPathComponent("structpg")
+        return here.deletingLastPathComponent().appendingPathComponent(name)
     }
 
     func run(_ arguments: String..., environment extra: [String: String] = [:]) throws -> Result {
@@ -33,13 +36,13 @@ struct CLI {
         try Self.process(Array(arguments) + ["--migrations-dir", migrations.path], environment: ["DATABASE_URL": databaseURL]).0
     }
 
-    static func run(_ arguments: [String], environment: [String: String]) throws -> Result {
-        let (process, out, err) = try process(arguments, environment: environment)
+    static func run(_ arguments: [String], environment: [String: String], binary: URL = binary) throws -> Result {
+        let (process, out, err) = try process(arguments, environment: environment, binary: binary)
         process.waitUntilExit()
         return Result(status: process.terminationStatus, output: read(out), errors: read(err))
     }
 
-    static func process(_ arguments: [String], environment: [String: String]) throws -> (Process, URL, URL) {
+    static func process(_ arguments: [String], environment: [String: String], binary: URL = binary) throws -> (Process, URL, URL) {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("structpg-out-\(UUID().uuidString)")
         let err = FileManager.default.temporaryDirectory.appendingPathComponent("structpg-err-\(UUID().uuidString)")
         _ = FileManager.default.createFile(atPath: out.path, contents: nil)

@@ -1,0 +1,35 @@
+import Foundation
+import StructPostgres
+import StructPostgresTesting
+import Testing
+
+@Suite struct BookstoreAppTests {
+    /// The example app against a fresh database, twice: it prints the store, and the second run adds nothing.
+    @Test func theExampleAppPrintsTheStoreAndRunsTwiceWithoutDuplicates() async throws {
+        let database = try await TestDatabase.create()
+        let app = CLI.product("Bookstore")
+        let runs = Result { try (1...2).map { _ in try CLI.run([], environment: ["DATABASE_URL": database.url], binary: app) } }
+        try await database.drop()
+        let (first, second) = try runs.map { ($0[0], $0[1]) }.get()
+        #expect(first.status == 0, "\(first.errors)")
+        #expect(first.output.contains("Migrations applied: 0001_create_bookstore.sql, 0002_user_invitations.sql"))
+        #expect(first.output.contains("Wrote stores, books and authors: 9 inserted, 0 updated, 5 books shelved, 0 taken off"))
+        #expect(first.output.contains("Added a review; The Hobbit has 3 reviews"))
+        #expect(first.output.contains("Removed it; The Hobbit has 2 reviews"))
+        #expect(first.output.contains("""
+            Safari
+              Dune by Frank Herbert, 15.00
+                "The spice must flow." — Ann (critic)
+              The Dispossessed by Ursula K. Le Guin, 11.00
+                "Ambiguous, in the best way." — Cleo (admin)
+            """))
+        #expect(first.output.contains("Ann, critic, invited by Cleo"))
+        let counts = "Rows: stores=2, books=4, authors=3, reviews=4, users=3, store_books=5"
+        #expect(first.output.contains(counts))
+
+        #expect(second.status == 0, "\(second.errors)")
+        #expect(second.output.contains("Migrations: the database is up to date."))
+        #expect(second.output.contains("0 inserted, 9 updated, 0 books shelved, 0 taken off"))
+        #expect(second.output.contains(counts))
+    }
+}
