@@ -66,7 +66,7 @@ let package = Package(
         .testTarget(
             name: "StructPostgresIntegrationTests",
             dependencies: [
-                "StructPostgres", "StructPostgresTesting",
+                "StructPostgres", "StructPostgresTesting", "Bookstore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

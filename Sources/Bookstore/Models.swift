@@ -8,7 +8,7 @@ enum Role: String, Codable, Sendable {
 }
 
 /// A struct that is its own entity; `invitedBy` is a self-reference.
-struct UserModel: StoredModel {
+struct UserModel: StoredModel, Equatable {
     static let table = "users"
     static let relationships: [Relationship<Self>] = [.toOne("invitedBy", \.$invitedBy)]
     let uuid: UUID
@@ -19,14 +19,14 @@ struct UserModel: StoredModel {
     @Related var invitedBy: UserModel?
 }
 
-struct AuthorModel: StoredModel {
+struct AuthorModel: StoredModel, Equatable {
     static let table = "authors"
     let uuid: UUID
     var name: String
 }
 
 /// A store owns a set of books, through the join table `store_books`.
-struct StoreModel: Sendable {
+struct StoreModel: Sendable, Equatable {
     let uuid: UUID
     var brand: String
     /// `nil` when not loaded: writing the store then leaves its set alone.
@@ -56,7 +56,7 @@ extension StoreModel: EntityConvertible {
 }
 
 /// A book has an author (to-one) and reviews that point back at it (a back reference).
-struct BookModel: Sendable {
+struct BookModel: Sendable, Equatable {
     let uuid: UUID
     var title: String?
     var price: Double?
@@ -86,14 +86,16 @@ struct BookEntity: EntityProtocol {
 
 extension BookModel: EntityConvertible {
     func toEntity(context: EntityContext) throws -> BookEntity {
-        BookEntity(
+        // Reviews travel with their book when it carries them; each holds the book's uuid.
+        for review in reviews ?? [] { try context.insert(review) }
+        return BookEntity(
             uuid: uuid, title: title, price: price ?? 0, publisher: publisher,
             authorID: try author.map { try context.insert($0).uuid })
     }
 }
 
 /// A review holds its book's uuid: a back reference, fetched by `bookID`.
-struct ReviewModel: StoredModel {
+struct ReviewModel: StoredModel, Equatable {
     static let table = "reviews"
     static let relationships: [Relationship<Self>] = [.toOne("user", \.$user)]
     let uuid: UUID

@@ -52,11 +52,11 @@ private struct PricedAsText: StoredModel {
 
     @Test func aNulByteIsRefusedNamingEntityAndColumnAndNothingIsWritten() async throws {
         try await withTables(BookSchema.create) { service, log in
-            let bad = BookModel(uuid: UUID(), title: "nul\u{0}byte", price: 1, publisher: nil)
-            let batch = [BookModel(uuid: UUID(), title: "fine", price: 1, publisher: nil), bad]
+            let bad = Novel(uuid: UUID(), title: "nul\u{0}byte", price: 1, publisher: nil)
+            let batch = [Novel(uuid: UUID(), title: "fine", price: 1, publisher: nil), bad]
             let error = await #expect(throws: StructPostgresError.self) { try await service.update(entities: batch) }
             #expect(error?.code == .invalidValue)
-            #expect(error?.entity == "BookEntity")
+            #expect(error?.entity == "NovelEntity")
             #expect(error?.column == "title")
             #expect(error?.rowKey == "uuid=\(bad.uuid.uuidString)")
             #expect(error?.description.contains("NUL") == true)

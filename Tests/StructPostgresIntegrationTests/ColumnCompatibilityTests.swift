@@ -103,7 +103,7 @@ private struct Measure: StoredModel, Equatable {
 
     @Test func aCaughtStatementErrorMakesCommitFail() async throws {
         try await withTables(BookSchema.create) { service, _ in
-            let book = BookModel(uuid: UUID(), title: "kept?", price: 1, publisher: nil)
+            let book = Novel(uuid: UUID(), title: "kept?", price: 1, publisher: nil)
             let error = await #expect(throws: StructPostgresError.self) {
                 try await service.transaction { tx in
                     try await tx.update(entities: [book])
@@ -128,7 +128,7 @@ private struct Measure: StoredModel, Equatable {
                         group.addTask {
                             do {
                                 try await tx.transaction { inner in
-                                    try await inner.update(entities: [BookModel(uuid: UUID(), title: "t", price: 1, publisher: nil)])
+                                    try await inner.update(entities: [Novel(uuid: UUID(), title: "t", price: 1, publisher: nil)])
                                 }
                                 return true
                             } catch {
@@ -150,13 +150,13 @@ private struct Measure: StoredModel, Equatable {
     @Test func negatedFiltersMatchNullsAsNSPredicateDoes() async throws {
         try await withTables(BookSchema.create) { service, _ in
             try await service.update(entities: [
-                BookModel(uuid: UUID(), title: "A", price: 1, publisher: "Apress"),
-                BookModel(uuid: UUID(), title: "B", price: 2, publisher: nil),
-                BookModel(uuid: UUID(), title: "C", price: 3, publisher: "Other"),
+                Novel(uuid: UUID(), title: "A", price: 1, publisher: "Apress"),
+                Novel(uuid: UUID(), title: "B", price: 2, publisher: nil),
+                Novel(uuid: UUID(), title: "C", price: 3, publisher: "Other"),
             ])
-            let notApress = try await service.count(BookModel.self, where: !.equal("publisher", "Apress"))
+            let notApress = try await service.count(Novel.self, where: !.equal("publisher", "Apress"))
             #expect(notApress == 2)
-            let neither = try await service.count(BookModel.self, where: !(.equal("publisher", "Apress") || .equal("title", "C")))
+            let neither = try await service.count(Novel.self, where: !(.equal("publisher", "Apress") || .equal("title", "C")))
             #expect(neither == 1)
         }
     }

@@ -88,7 +88,7 @@ enum TestServer {
     @Test func queriesAreLoggedWithoutValuesUnlessAskedFor() async throws {
         let quiet = CapturedLogs()
         try await withTables(BookSchema.create, configure: { $0.logger = quiet.makeLogger() }) { service, _ in
-            let result = try await service.update(entities: [BookModel(uuid: UUID(), title: "secret-title-1", price: 1, publisher: nil)])
+            let result = try await service.update(entities: [Novel(uuid: UUID(), title: "secret-title-1", price: 1, publisher: nil)])
             #expect(result.inserted == 1)
         }
         let quietText = quiet.lines.withLock { $0.joined(separator: "\n") }
@@ -100,7 +100,7 @@ enum TestServer {
             $0.logger = loud.makeLogger()
             $0.logBoundValues = true
         }) { service, _ in
-            let result = try await service.update(entities: [BookModel(uuid: UUID(), title: "visible-title-2", price: 1, publisher: nil)])
+            let result = try await service.update(entities: [Novel(uuid: UUID(), title: "visible-title-2", price: 1, publisher: nil)])
             #expect(result.inserted == 1)
         }
         #expect(loud.lines.withLock { $0.joined(separator: "\n") }.contains("visible-title-2"))
@@ -110,9 +110,9 @@ enum TestServer {
         let schema = "CREATE TABLE books (uuid uuid PRIMARY KEY, title text UNIQUE, price double precision NOT NULL DEFAULT 0, publisher text, author_id uuid)"
         for reveal in [false, true] {
             try await withTables(schema, configure: { $0.logBoundValues = reveal }) { service, _ in
-                try await service.update(entities: [BookModel(uuid: UUID(), title: "dup-value", price: 1, publisher: nil)])
+                try await service.update(entities: [Novel(uuid: UUID(), title: "dup-value", price: 1, publisher: nil)])
                 let error = await #expect(throws: StructPostgresError.self) {
-                    try await service.update(entities: [BookModel(uuid: UUID(), title: "dup-value", price: 1, publisher: nil)])
+                    try await service.update(entities: [Novel(uuid: UUID(), title: "dup-value", price: 1, publisher: nil)])
                 }
                 #expect(error?.code == .uniqueViolation)
                 #expect(error.map { "\($0)" }?.contains("dup-value") == reveal)

@@ -20,7 +20,7 @@ import Testing
 
     @Test func aConnectionKilledMidTransactionIsConnectionLostAndThePoolRecovers() async throws {
         try await withTables(BookSchema.create) { service, _ in
-            let book = BookModel(uuid: UUID(), title: "lost", price: 1, publisher: nil)
+            let book = Novel(uuid: UUID(), title: "lost", price: 1, publisher: nil)
             let error = await #expect(throws: StructPostgresError.self) {
                 try await service.transaction { tx in
                     try await tx.update(entities: [book])
@@ -30,7 +30,7 @@ import Testing
                 }
             }
             #expect(error?.code == .connectionLost)
-            let count = try await service.count(BookModel.self)
+            let count = try await service.count(Novel.self)
             #expect(count == 0)
         }
     }

@@ -4,22 +4,22 @@ import Testing
 
 @Suite struct FetchTests {
     private let books = [
-        BookModel(uuid: UUID(), title: "Alpha", price: 30, publisher: "Apress"),
-        BookModel(uuid: UUID(), title: "Beta", price: 10, publisher: nil),
-        BookModel(uuid: UUID(), title: "Gamma", price: 20, publisher: "Apress"),
-        BookModel(uuid: UUID(), title: nil, price: 5, publisher: "O'Reilly"),
+        Novel(uuid: UUID(), title: "Alpha", price: 30, publisher: "Apress"),
+        Novel(uuid: UUID(), title: "Beta", price: 10, publisher: nil),
+        Novel(uuid: UUID(), title: "Gamma", price: 20, publisher: "Apress"),
+        Novel(uuid: UUID(), title: nil, price: 5, publisher: "O'Reilly"),
     ]
 
     @Test func filtersByEqualityOnColumnsAndProperties() async throws {
         try await withTables(BookSchema.create) { service, _ in
             try await service.update(entities: books)
-            let apress: [BookModel] = try await service.fetch(where: .equal("publisher", "Apress"), sortedBy: [.ascending("title")])
+            let apress: [Novel] = try await service.fetch(where: .equal("publisher", "Apress"), sortedBy: [.ascending("title")])
             #expect(apress.map(\.title) == ["Alpha", "Gamma"])
-            let byColumn = try await service.count(BookModel.self, where: .equal("author_id", UUID?.none))
+            let byColumn = try await service.count(Novel.self, where: .equal("author_id", UUID?.none))
             #expect(byColumn == 4)
-            let both: [BookModel] = try await service.fetch(where: .equal("publisher", "Apress") && .equal("price", 20.0))
+            let both: [Novel] = try await service.fetch(where: .equal("publisher", "Apress") && .equal("price", 20.0))
             #expect(both.map(\.title) == ["Gamma"])
-            let either = try await service.count(BookModel.self, where: .equal("title", "Beta") || .isNull("title"))
+            let either = try await service.count(Novel.self, where: .equal("title", "Beta") || .isNull("title"))
             #expect(either == 2)
         }
     }
@@ -27,24 +27,24 @@ import Testing
     @Test func nilAndNotEqualFollowNSPredicate() async throws {
         try await withTables(BookSchema.create) { service, _ in
             try await service.update(entities: books)
-            #expect(try await service.count(BookModel.self, where: .equal("publisher", String?.none)) == 1)
+            #expect(try await service.count(Novel.self, where: .equal("publisher", String?.none)) == 1)
             // `!=` also matches rows whose value is NULL, as NSPredicate does.
-            let notApress: [BookModel] = try await service.fetch(where: .notEqual("publisher", "Apress"), sortedBy: [.ascending("price")])
+            let notApress: [Novel] = try await service.fetch(where: .notEqual("publisher", "Apress"), sortedBy: [.ascending("price")])
             #expect(notApress.map(\.price) == [5, 10])
-            #expect(try await service.count(BookModel.self, where: .isNotNull("title")) == 3)
-            #expect(try await service.count(BookModel.self, where: !.isNotNull("title")) == 1)
+            #expect(try await service.count(Novel.self, where: .isNotNull("title")) == 3)
+            #expect(try await service.count(Novel.self, where: !.isNotNull("title")) == 1)
         }
     }
 
     @Test func sortsBySeveralKeysWithNullsPlacedAndLimits() async throws {
         try await withTables(BookSchema.create) { service, _ in
             try await service.update(entities: books)
-            let sorted: [BookModel] = try await service.fetch(
+            let sorted: [Novel] = try await service.fetch(
                 sortedBy: [SortKey("publisher", nulls: .first), .descending("price")])
             #expect(sorted.map(\.price) == [10, 30, 20, 5])
-            let titles: [BookModel] = try await service.fetch(sortedBy: [SortKey("title", ascending: true, nulls: .last)], limit: 3)
+            let titles: [Novel] = try await service.fetch(sortedBy: [SortKey("title", ascending: true, nulls: .last)], limit: 3)
             #expect(titles.map(\.title) == ["Alpha", "Beta", "Gamma"])
-            let none: [BookModel] = try await service.fetch(limit: 0)
+            let none: [Novel] = try await service.fetch(limit: 0)
             #expect(none.isEmpty)
         }
     }
@@ -52,13 +52,13 @@ import Testing
     @Test func anUnknownKeyIsRefusedListingTheColumns() async throws {
         try await withTables(BookSchema.create) { service, _ in
             let error = await #expect(throws: StructPostgresError.self) {
-                let _: [BookModel] = try await service.fetch(where: .equal("auther", "x"))
+                let _: [Novel] = try await service.fetch(where: .equal("auther", "x"))
             }
             #expect(error?.code == .undefinedColumn)
             #expect(error?.message.contains("unknown key 'auther'") == true)
             #expect(error?.message.contains("uuid, title, price, publisher, author_id") == true)
             await #expect(throws: StructPostgresError.self) {
-                let _: [BookModel] = try await service.fetch(sortedBy: [.ascending("nope")])
+                let _: [Novel] = try await service.fetch(sortedBy: [.ascending("nope")])
             }
         }
     }

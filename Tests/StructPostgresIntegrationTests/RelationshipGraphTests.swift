@@ -1,23 +1,24 @@
 import Foundation
+@testable import Bookstore
 import StructPostgres
 import Testing
 
 /// `stores` stores x `booksPerStore` books x `reviewsPerBook` reviews, authors shared between books.
-func makeGraph(stores: Int, booksPerStore: Int, reviewsPerBook: Int, authors: Int) -> [GraphStore] {
-    let authorList = (0..<authors).map { GraphAuthor(uuid: UUID(), name: "Author \($0)") }
+func makeGraph(stores: Int, booksPerStore: Int, reviewsPerBook: Int, authors: Int) -> [StoreModel] {
+    let authorList = (0..<authors).map { AuthorModel(uuid: UUID(), name: "Author \($0)") }
     let start = Date(timeIntervalSince1970: 1_700_000_000)
     return (0..<stores).map { s in
-        let books = (0..<booksPerStore).map { b -> GraphBook in
+        let books = (0..<booksPerStore).map { b -> BookModel in
             let id = UUID()
             let reviews = (0..<reviewsPerBook).map { r in
-                GraphReview(uuid: UUID(), bookID: id, content: "review \(r) of \(s)/\(b)",
+                ReviewModel(uuid: UUID(), bookID: id, content: "review \(r) of \(s)/\(b)",
                             createdAt: start.addingTimeInterval(Double(r * 60)), userID: nil)
             }
-            return GraphBook(
+            return BookModel(
                 uuid: id, title: String(format: "Title %03d-%02d", s, b), price: Double(b) + 0.5, publisher: b % 3 == 0 ? nil : "Pub",
                 author: authorList[(s * booksPerStore + b) % authors], reviews: reviews)
         }
-        return GraphStore(uuid: UUID(), brand: String(format: "Store %03d", s), books: books)
+        return StoreModel(uuid: UUID(), brand: String(format: "Store %03d", s), books: books)
     }
 }
 
@@ -31,7 +32,7 @@ func dataStatements(_ log: StatementLog) -> [String] {
     @Test func aGraphIsWrittenWithOneStatementPerTableAndReadWithOneQueryPerRelationship() async throws {
         try await withBookstore { service, log in
             try await service.update(entities: makeGraph(stores: 1, booksPerStore: 1, reviewsPerBook: 1, authors: 1))
-            _ = try await service.fetch(GraphStore.self)
+            _ = try await service.fetch(StoreModel.self)
             let graph = makeGraph(stores: 100, booksPerStore: 20, reviewsPerBook: 5, authors: 200)
             log.reset()
 
@@ -52,7 +53,9 @@ func dataStatements(_ log: StatementLog) -> [String] {
             #expect(try await rowCount("store_books", service) == 2001)
 
             log.reset()
-            let read = try await service.fetch(GraphStore.self, where: .in("uuid", graph.map(\.uuid)), sortedBy: [.ascending("brand")])
+            let read = try await service.fetch(
+                StoreModel.self, where: .in("uuid", graph.map(\.uuid)), sortedBy: [.ascending("brand")],
+                loading: .only("books.author", "books.reviews"))
             #expect(read == graph)
             let queries = dataStatements(log)
             #expect(queries.count == 4, "stores, then books, authors, reviews: \(queries)")
@@ -64,39 +67,39 @@ func dataStatements(_ log: StatementLog) -> [String] {
         try await withBookstore { service, log in
             let graph = makeGraph(stores: 2, booksPerStore: 3, reviewsPerBook: 2, authors: 2)
             try await service.update(entities: graph)
-            _ = try await service.fetch(GraphStore.self)
+            _ = try await service.fetch(StoreModel.self)
             log.reset()
 
-            let flat = try await service.fetch(GraphStore.self, sortedBy: [.ascending("brand")], loading: .none)
+            let flat = try await service.fetch(StoreModel.self, sortedBy: [.ascending("brand")], loading: .none)
             #expect(flat.map(\.books) == [nil, nil])
             #expect(dataStatements(log).count == 1)
 
             log.reset()
-            let shallow = try await service.fetch(GraphStore.self, sortedBy: [.ascending("brand")], loading: .only("books"))
+            let shallow = try await service.fetch(StoreModel.self, sortedBy: [.ascending("brand")], loading: .only("books"))
             #expect(shallow[0].books?.map(\.uuid) == graph[0].books?.map(\.uuid))
             #expect(shallow[0].books?.allSatisfy { $0.author == nil && $0.reviews == nil } == true)
             #expect(dataStatements(log).count == 2)
 
             log.reset()
-            let authored = try await service.fetch(GraphStore.self, sortedBy: [.ascending("brand")], loading: .only("books.author"))
+            let authored = try await service.fetch(StoreModel.self, sortedBy: [.ascending("brand")], loading: .only("books.author"))
             #expect(authored[1].books?.map(\.author) == graph[1].books?.map(\.author))
             #expect(authored[1].books?.allSatisfy { $0.reviews == nil } == true)
             #expect(dataStatements(log).count == 3)
 
-            let depthOne = try await service.fetch(GraphStore.self, loading: .all(depth: 1))
+            let depthOne = try await service.fetch(StoreModel.self, loading: .all(depth: 1))
             #expect(depthOne.allSatisfy { $0.books?.allSatisfy { $0.author == nil } == true })
 
             let error = await #expect(throws: StructPostgresError.self) {
-                try await service.fetch(GraphStore.self, loading: .only("books.writer"))
+                try await service.fetch(StoreModel.self, loading: .only("books.writer"))
             }
             #expect(error?.code == .invalidConfiguration)
-            #expect(error?.message == "cannot load 'writer': GraphBookEntity has no relationship of that name; its relationships are author, reviews")
+            #expect(error?.message == "cannot load 'writer': BookEntity has no relationship of that name; its relationships are author, reviews")
         }
     }
 
     @Test func anEmptyResultSendsNoRelationshipQueries() async throws {
         try await withBookstore { service, log in
-            let none = try await service.fetch(GraphStore.self)
+            let none = try await service.fetch(StoreModel.self)
             #expect(none.isEmpty)
             #expect(dataStatements(log).count == 1)
         }
@@ -108,7 +111,7 @@ func dataStatements(_ log: StatementLog) -> [String] {
             try await service.update(entities: graph)
             let book = try #require(graph[0].books?[1])
             let reviews = try await service.fetch(
-                GraphReview.self, where: .equal("bookID", book.uuid), sortedBy: [.descending("createdAt")], limit: 50)
+                ReviewModel.self, where: .equal("bookID", book.uuid), sortedBy: [.descending("createdAt")], limit: 50, loading: .none)
             #expect(reviews == book.reviews?.reversed())
         }
     }

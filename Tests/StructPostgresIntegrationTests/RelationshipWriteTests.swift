@@ -1,4 +1,5 @@
 import Foundation
+@testable import Bookstore
 import StructPostgres
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 private struct OwningStore: Sendable {
     let uuid: UUID
     var brand: String
-    var books: [GraphBook]?
+    var books: [BookModel]?
 }
 
 private struct OwningStoreEntity: EntityProtocol {
@@ -16,7 +17,7 @@ private struct OwningStoreEntity: EntityProtocol {
     ]
     var uuid: UUID
     var brand: String
-    @Related var books: [GraphBookEntity]
+    @Related var books: [BookEntity]
     func toModel() -> OwningStore { OwningStore(uuid: uuid, brand: brand, books: $books.loaded?.map { $0.toModel() }) }
 }
 
@@ -37,7 +38,7 @@ extension OwningStore: EntityConvertible {
             var store = graph[0]
             let kept = Array(store.books![..<3])
             let removed = Array(store.books![3...])
-            let added = GraphBook(uuid: UUID(), title: "Title 000-99", price: 1, publisher: nil, author: nil, reviews: nil)
+            let added = BookModel(uuid: UUID(), title: "Title 000-99", price: 1, publisher: nil, author: nil, reviews: nil)
             store.books = kept + [added]
             log.reset()
 
@@ -47,12 +48,12 @@ extension OwningStore: EntityConvertible {
             #expect(result.orphansDeleted == 0)
             #expect(log.all.filter { $0.contains("store_books") }.count == 1, "the set is replaced by one statement")
 
-            let read = try await service.fetch(GraphStore.self, where: .equal("uuid", store.uuid))
+            let read = try await service.fetch(StoreModel.self, where: .equal("uuid", store.uuid))
             #expect(read[0].books?.map(\.uuid) == (kept + [added]).map(\.uuid))
-            let stillThere = try await service.count(GraphBook.self, where: .in("uuid", removed.map(\.uuid)))
+            let stillThere = try await service.count(BookModel.self, where: .in("uuid", removed.map(\.uuid)))
             #expect(stillThere == 3, "removed books keep existing")
             #expect(try await tableDigest("reviews", service) == reviewsBefore, "their reviews are untouched")
-            let other = try await service.fetch(GraphStore.self, where: .equal("uuid", graph[1].uuid))
+            let other = try await service.fetch(StoreModel.self, where: .equal("uuid", graph[1].uuid))
             #expect(other[0].books?.map(\.uuid) == graph[1].books?.map(\.uuid), "other stores' sets are untouched")
         }
     }
@@ -61,7 +62,7 @@ extension OwningStore: EntityConvertible {
         try await withBookstore { service, _ in
             let graph = makeGraph(stores: 1, booksPerStore: 4, reviewsPerBook: 0, authors: 1)
             try await service.update(entities: graph)
-            var flat = try await service.fetch(GraphStore.self, loading: .none)[0]
+            var flat = try await service.fetch(StoreModel.self, loading: .none)[0]
             #expect(flat.books == nil)
             flat.brand = "Renamed"
             let untouched = try await service.update(entities: [flat])
@@ -88,7 +89,7 @@ extension OwningStore: EntityConvertible {
             let result = try await service.update(entities: [first])
             #expect(result.unlinked == 3)
             #expect(result.orphansDeleted == 2, "the shared book is still in the other store")
-            let remaining = try await service.count(GraphBook.self, where: .in("uuid", (graph[0].books! + [shared]).map(\.uuid)))
+            let remaining = try await service.count(BookModel.self, where: .in("uuid", (graph[0].books! + [shared]).map(\.uuid)))
             #expect(remaining == 2)
             #expect(try await rowCount("reviews", service) == 4, "the orphans' reviews cascade")
         }
@@ -102,7 +103,7 @@ extension OwningStore: EntityConvertible {
 
             let deletedAuthors = try await service.delete(entities: [author])
             #expect(deletedAuthors == 1)
-            let orphaned = try await service.fetch(GraphBook.self, where: .isNull("authorID"))
+            let orphaned = try await service.fetch(BookModel.self, where: .isNull("authorID"))
             #expect(orphaned.count == 3, "books of the deleted author have no author")
             #expect(orphaned.allSatisfy { $0.author == nil })
             #expect(try await rowCount("books", service) == 6)
@@ -123,7 +124,7 @@ extension OwningStore: EntityConvertible {
 
     @Test func aBookWhoseAuthorExistsNowhereIsRefusedAndNothingIsWritten() async throws {
         try await withBookstore { service, _ in
-            let author = GraphAuthor(uuid: UUID(), name: "Stored")
+            let author = AuthorModel(uuid: UUID(), name: "Stored")
             try await service.update(entities: [author])
             let missing = UUID()
             let books = [
@@ -146,7 +147,7 @@ extension OwningStore: EntityConvertible {
             let missing = UUID()
             graph[0].books![1].reviews![1].userID = missing
             let error = await #expect(throws: StructPostgresError.self) { try await service.update(entities: graph) }
-            #expect(error?.relationship == "GraphReview.user")
+            #expect(error?.relationship == "ReviewModel.user")
             #expect(error?.message.contains("user_id=\(missing.uuidString.lowercased()) is neither in this batch nor in table 'users'") == true)
             for table in ["stores", "authors", "books", "reviews", "store_books"] {
                 let count = try await rowCount(table, service)
@@ -169,12 +170,12 @@ extension OwningStore: EntityConvertible {
             graph[0].books![0].title = "Changed"
             graph[0].books![0].author!.name = "Changed"
             graph[0].books![0].reviews![0].content = "Changed"
-            graph[1].books!.append(GraphBook(uuid: forbidden, title: "Forbidden", price: 1, publisher: nil, author: nil, reviews: nil))
+            graph[1].books!.append(BookModel(uuid: forbidden, title: "Forbidden", price: 1, publisher: nil, author: nil, reviews: nil))
             log.reset()
             let error = await #expect(throws: StructPostgresError.self) { try await service.update(entities: graph) }
             #expect(error?.code == .checkViolation)
             #expect(error?.table == "store_books")
-            #expect(error?.relationship == "GraphStoreEntity.books")
+            #expect(error?.relationship == "StoreEntity.books")
             #expect(log.all.last == "ROLLBACK")
             var after: [String] = []
             for table in tables { after.append(try await tableDigest(table, service)) }
@@ -186,18 +187,18 @@ extension OwningStore: EntityConvertible {
         try await withBookstore { service, log in
             let (ann, bob, cleo) = (UUID(), UUID(), UUID())
             let users = [
-                GraphUser(uuid: ann, name: "Ann", invitedByID: bob),
-                GraphUser(uuid: bob, name: "Bob", invitedByID: ann),
-                GraphUser(uuid: cleo, name: "Cleo", invitedByID: ann),
+                UserModel(uuid: ann, name: "Ann", avatarURL: nil, role: .reader, invitedByID: bob),
+                UserModel(uuid: bob, name: "Bob", avatarURL: nil, role: .reader, invitedByID: ann),
+                UserModel(uuid: cleo, name: "Cleo", avatarURL: nil, role: .reader, invitedByID: ann),
             ]
             log.reset()
             let result = try await service.update(entities: users)
             #expect(result.inserted == 3)
             #expect(dataStatements(log).count == 1, "a cycle inside one table needs no second statement")
 
-            _ = try await service.fetch(GraphUser.self, loading: .none)
+            _ = try await service.fetch(UserModel.self, loading: .none)
             log.reset()
-            let read = try await service.fetch(GraphUser.self, where: .equal("uuid", cleo), loading: .only("invitedBy.invitedBy.invitedBy"))
+            let read = try await service.fetch(UserModel.self, where: .equal("uuid", cleo), loading: .only("invitedBy.invitedBy.invitedBy"))
             #expect(read[0].invitedBy?.name == "Ann")
             #expect(read[0].invitedBy?.invitedBy?.name == "Bob")
             #expect(read[0].invitedBy?.invitedBy?.invitedBy?.name == "Ann")
@@ -205,7 +206,7 @@ extension OwningStore: EntityConvertible {
             #expect(dataStatements(log).count == 4)
 
             try await service.delete(entities: [users[0]])
-            let left = try await service.fetch(GraphUser.self, sortedBy: [.ascending("name")], loading: .none)
+            let left = try await service.fetch(UserModel.self, sortedBy: [.ascending("name")], loading: .none)
             #expect(left.map(\.name) == ["Bob", "Cleo"])
             #expect(left.allSatisfy { $0.invitedByID == nil }, "ON DELETE SET NULL")
         }
@@ -217,7 +218,7 @@ private struct Shelf: StoredModel {
     static let relationships: [Relationship<Self>] = [.toOne("store", \.$store)]
     let uuid: UUID
     var storeID: UUID?
-    @Related var store: GraphStoreEntity?
+    @Related var store: StoreEntity?
 }
 
 private struct TwoWayUser: StoredModel {

@@ -6,13 +6,13 @@ import Testing
 private struct Abort: Error {}
 
 @Suite struct TransactionTests {
-    private func snapshot(_ service: PostgresService) async throws -> ([BookModel], [Membership]) {
+    private func snapshot(_ service: PostgresService) async throws -> ([Novel], [Membership]) {
         (try await service.fetch(sortedBy: [.ascending("uuid")]), try await service.fetch(sortedBy: [.ascending("storeCode"), .ascending("userName")]))
     }
 
     @Test func aTransactionThatThrowsHalfWayLeavesEveryTableAsBefore() async throws {
         try await withTables(BookSchema.create, Membership.create) { service, _ in
-            let books = (0..<5).map { BookModel(uuid: UUID(), title: "B\($0)", price: 1, publisher: nil) }
+            let books = (0..<5).map { Novel(uuid: UUID(), title: "B\($0)", price: 1, publisher: nil) }
             let members = [Membership(storeCode: "s", userName: "u\(1)", level: 1), Membership(storeCode: "s", userName: "u2", level: 2)]
             try await service.update(entities: books)
             try await service.update(entities: members)
@@ -24,7 +24,7 @@ private struct Abort: Error {}
                     try await tx.delete(entities: [members[0]])
                     try await tx.update(entities: [Membership(storeCode: "new", userName: "x", level: 3)])
                     try await tx.execute(unsafeSQL: "DELETE FROM books WHERE title = 'changed' AND price = 1")
-                    #expect(try await tx.count(BookModel.self) == 0)
+                    #expect(try await tx.count(Novel.self) == 0)
                     throw Abort()
                 }
             }
@@ -36,13 +36,13 @@ private struct Abort: Error {}
 
     @Test func aTransactionCommitsWhenTheClosureReturns() async throws {
         try await withTables(BookSchema.create) { service, _ in
-            let book = BookModel(uuid: UUID(), title: "T", price: 1, publisher: nil)
+            let book = Novel(uuid: UUID(), title: "T", price: 1, publisher: nil)
             let seen = try await service.transaction { tx in
                 try await tx.update(entities: [book])
-                return try await tx.count(BookModel.self)
+                return try await tx.count(Novel.self)
             }
             #expect(seen == 1)
-            #expect(try await service.fetch(BookModel.self) == [book])
+            #expect(try await service.fetch(Novel.self) == [book])
         }
     }
 
@@ -55,7 +55,7 @@ private struct Abort: Error {}
             #expect(level == ("serializable", "on"))
             let error = await #expect(throws: StructPostgresError.self) {
                 try await service.transaction(isolation: nil, readOnly: true) { tx in
-                    try await tx.update(entities: [BookModel(uuid: UUID(), title: nil, price: nil, publisher: nil)])
+                    try await tx.update(entities: [Novel(uuid: UUID(), title: nil, price: nil, publisher: nil)])
                 }
             }
             #expect(error?.sqlState == "25006")
@@ -65,9 +65,9 @@ private struct Abort: Error {}
 
     @Test func aNestedTransactionIsASavepoint() async throws {
         try await withTables(BookSchema.create) { service, log in
-            let kept = BookModel(uuid: UUID(), title: "kept", price: 1, publisher: nil)
-            let undone = BookModel(uuid: UUID(), title: "undone", price: 1, publisher: nil)
-            let committed = BookModel(uuid: UUID(), title: "inner", price: 1, publisher: nil)
+            let kept = Novel(uuid: UUID(), title: "kept", price: 1, publisher: nil)
+            let undone = Novel(uuid: UUID(), title: "undone", price: 1, publisher: nil)
+            let committed = Novel(uuid: UUID(), title: "inner", price: 1, publisher: nil)
             try await service.transaction { tx in
                 try await tx.update(entities: [kept])
                 await #expect(throws: Abort.self) {
@@ -78,7 +78,7 @@ private struct Abort: Error {}
                 }
                 try await tx.transaction { inner in try await inner.update(entities: [committed]) }
             }
-            let titles = try await service.fetch(BookModel.self, sortedBy: [.ascending("title")]).map(\.title)
+            let titles = try await service.fetch(Novel.self, sortedBy: [.ascending("title")]).map(\.title)
             #expect(titles == ["inner", "kept"])
             #expect(log.all.contains("SAVEPOINT structpg_sp_1"))
             #expect(log.all.contains("ROLLBACK TO SAVEPOINT structpg_sp_1"))
@@ -88,12 +88,12 @@ private struct Abort: Error {}
 
     @Test func aSerializationFailureReRunsTheWholeClosure() async throws {
         try await withTables(BookSchema.create) { service, _ in
-            let book = BookModel(uuid: UUID(), title: "counter", price: 0, publisher: nil)
+            let book = Novel(uuid: UUID(), title: "counter", price: 0, publisher: nil)
             try await service.update(entities: [book])
             let attempts = Mutex(0)
             try await service.transaction(.init(isolation: .repeatableRead, maxRetries: 2)) { tx in
                 let attempt = attempts.withLock { $0 += 1; return $0 }
-                var current = try await tx.fetch(BookModel.self, where: .equal("uuid", book.uuid))[0]
+                var current = try await tx.fetch(Novel.self, where: .equal("uuid", book.uuid))[0]
                 if attempt == 1 {
                     // Another session changes the row after this transaction took its snapshot.
                     var concurrent = current
@@ -104,19 +104,19 @@ private struct Abort: Error {}
                 try await tx.update(entities: [current])
             }
             #expect(attempts.withLock { $0 } == 2)
-            #expect(try await service.fetch(BookModel.self).first?.price == 101)
+            #expect(try await service.fetch(Novel.self).first?.price == 101)
         }
     }
 
     @Test func retriesAreBounded() async throws {
         try await withTables(BookSchema.create) { service, _ in
-            let book = BookModel(uuid: UUID(), title: "contended", price: 0, publisher: nil)
+            let book = Novel(uuid: UUID(), title: "contended", price: 0, publisher: nil)
             try await service.update(entities: [book])
             let attempts = Mutex(0)
             let error = await #expect(throws: StructPostgresError.self) {
                 try await service.transaction(.init(isolation: .repeatableRead, maxRetries: 2)) { tx in
                     attempts.withLock { $0 += 1 }
-                    var current = try await tx.fetch(BookModel.self, where: .equal("uuid", book.uuid))[0]
+                    var current = try await tx.fetch(Novel.self, where: .equal("uuid", book.uuid))[0]
                     try await service.update(entities: [current])  // conflicts every time
                     current.price = 1
                     try await tx.update(entities: [current])
@@ -130,8 +130,8 @@ private struct Abort: Error {}
 
     @Test func aCancelledCallerKeepsItsConnectionUntilItsClosureReturns() async throws {
         try await withTables(BookSchema.create, pool: PoolOptions(maxConnections: 1, acquireTimeout: .seconds(20))) { service, _ in
-            let book = BookModel(uuid: UUID(), title: "uncommitted", price: 1, publisher: nil)
-            _ = try await service.count(BookModel.self)
+            let book = Novel(uuid: UUID(), title: "uncommitted", price: 1, publisher: nil)
+            _ = try await service.count(Novel.self)
             let (written, signal) = AsyncStream<Void>.makeStream()
             let writer = Task {
                 try await service.transaction { tx in
@@ -144,7 +144,7 @@ private struct Abort: Error {}
             for await _ in written { break }
             writer.cancel()
             // With one connection, this waits for the writer: it must not run inside the writer's transaction.
-            let seen = try await service.count(BookModel.self)
+            let seen = try await service.count(Novel.self)
             #expect(seen == 0)
             // The writer fails either way: cancelled while reading pg_sleep's result, or by its own error.
             let outcome = await writer.result
@@ -158,8 +158,8 @@ private struct Abort: Error {}
         var titles: [String] = []
         try await withTables(BookSchema.create) { service, _ in
             try await service.transaction { tx in
-                try await tx.update(entities: [BookModel(uuid: UUID(), title: "main", price: 1, publisher: nil)])
-                titles = try await tx.fetch(BookModel.self).compactMap(\.title)
+                try await tx.update(entities: [Novel(uuid: UUID(), title: "main", price: 1, publisher: nil)])
+                titles = try await tx.fetch(Novel.self).compactMap(\.title)
             }
             try await service.withConnection { _ in titles.append("leased") }
         }
@@ -170,14 +170,14 @@ private struct Abort: Error {}
         try await withTables(BookSchema.create) { service, _ in
             let escaped = try await service.transaction { tx in tx }
             let error = await #expect(throws: StructPostgresError.self) {
-                _ = try await escaped.count(BookModel.self)
+                _ = try await escaped.count(Novel.self)
             }
             #expect(error?.code == .transactionMisuse)
 
             let outerError = await #expect(throws: StructPostgresError.self) {
                 try await service.transaction { outer in
                     try await outer.transaction { _ in
-                        _ = try await outer.count(BookModel.self)
+                        _ = try await outer.count(Novel.self)
                     }
                 }
             }

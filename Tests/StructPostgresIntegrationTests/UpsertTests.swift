@@ -3,8 +3,8 @@ import StructPostgres
 import Testing
 
 @Suite struct UpsertTests {
-    private func books(_ count: Int, price: Double = 1) -> [BookModel] {
-        (0..<count).map { BookModel(uuid: UUID(), title: "Book \($0)", price: price, publisher: "P\($0 % 7)") }
+    private func books(_ count: Int, price: Double = 1) -> [Novel] {
+        (0..<count).map { Novel(uuid: UUID(), title: "Book \($0)", price: price, publisher: "P\($0 % 7)") }
     }
 
     @Test func insertsNewRowsAndUpdatesExistingOnesInPlace() async throws {
@@ -20,9 +20,9 @@ import Testing
             let result = try await service.update(entities: changed + fresh)
             #expect(result == UpsertResult(inserted: 3, updated: 2))
             #expect(try await rowCount("books", service) == 8)
-            let stored: [BookModel] = try await service.fetch(where: .equal("uuid", first[0].uuid))
+            let stored: [Novel] = try await service.fetch(where: .equal("uuid", first[0].uuid))
             #expect(stored == [changed[0]])
-            let repriced: [BookModel] = try await service.fetch(where: .equal("uuid", first[1].uuid))
+            let repriced: [Novel] = try await service.fetch(where: .equal("uuid", first[1].uuid))
             #expect(repriced.first?.price == 99)
         }
     }
@@ -50,7 +50,7 @@ import Testing
 
     @Test func duplicateKeysInOneBatchAreMergedLastWins() async throws {
         try await withTables(BookSchema.create) { service, _ in
-            let book = BookModel(uuid: UUID(), title: "First", price: 1, publisher: nil)
+            let book = Novel(uuid: UUID(), title: "First", price: 1, publisher: nil)
             var second = book
             second.title = "Second"
             var third = book
@@ -58,16 +58,16 @@ import Testing
             let other = books(1)[0]
             let result = try await service.update(entities: [book, other, second, third])
             #expect(result == UpsertResult(inserted: 2, merged: 2))
-            let stored: [BookModel] = try await service.fetch(where: .equal("uuid", book.uuid))
+            let stored: [Novel] = try await service.fetch(where: .equal("uuid", book.uuid))
             #expect(stored.map(\.title) == ["Third"])
         }
     }
 
     @Test func anEmptyBatchSendsNothing() async throws {
         try await withTables(BookSchema.create) { service, log in
-            let result = try await service.update(entities: [BookModel]())
+            let result = try await service.update(entities: [Novel]())
             #expect(result == UpsertResult())
-            #expect(try await service.delete(entities: [BookModel]()) == 0)
+            #expect(try await service.delete(entities: [Novel]()) == 0)
             #expect(log.all.isEmpty)
         }
     }
@@ -79,7 +79,7 @@ import Testing
             let renamed = existing.map { var b = $0; b.title = "changed"; return b }
             let result = try await service.update(entities: renamed + books(2), options: .insertIfAbsent)
             #expect(result == UpsertResult(inserted: 2, skipped: 3))
-            #expect(try await service.count(BookModel.self, where: .equal("title", "changed")) == 0)
+            #expect(try await service.count(Novel.self, where: .equal("title", "changed")) == 0)
             #expect(try await rowCount("books", service) == 5)
         }
     }
@@ -91,7 +91,7 @@ import Testing
             let edited = original.map { var b = $0; b.title = "not applied"; b.price = 20; return b }
             let result = try await service.update(entities: edited, options: .updating("price"))
             #expect(result == UpsertResult(updated: 2))
-            let stored: [BookModel] = try await service.fetch(sortedBy: [.ascending("title")])
+            let stored: [Novel] = try await service.fetch(sortedBy: [.ascending("title")])
             #expect(stored.map(\.title) == original.map(\.title).sorted { ($0 ?? "") < ($1 ?? "") })
             #expect(stored.allSatisfy { $0.price == 20 })
         }
@@ -125,7 +125,7 @@ import Testing
             #expect(deleted == 40)
             #expect(log.all.count == 1)
             #expect(log.all.first?.contains("= ANY(") == true)
-            #expect(try await service.count(BookModel.self) == 60)
+            #expect(try await service.count(Novel.self) == 60)
         }
     }
 }

@@ -78,14 +78,14 @@ struct Sample: StoredModel, Equatable {
 }
 
 /// A plain book row with a model of its own, as ported Core Data code has it.
-struct BookModel: Equatable, Sendable {
+struct Novel: Equatable, Sendable {
     let uuid: UUID
     var title: String?
     var price: Double?
     var publisher: String?
 }
 
-struct BookEntity: EntityProtocol {
+struct NovelEntity: EntityProtocol {
     static let table = "books"
     var uuid: UUID
     var title: String?
@@ -93,12 +93,12 @@ struct BookEntity: EntityProtocol {
     var publisher: String?
     var authorID: UUID?
 
-    func toModel() -> BookModel { BookModel(uuid: uuid, title: title, price: price, publisher: publisher) }
+    func toModel() -> Novel { Novel(uuid: uuid, title: title, price: price, publisher: publisher) }
 }
 
-extension BookModel: EntityConvertible {
-    func toEntity(context: EntityContext) -> BookEntity {
-        BookEntity(uuid: uuid, title: title, price: price ?? 0, publisher: publisher, authorID: nil)
+extension Novel: EntityConvertible {
+    func toEntity(context: EntityContext) -> NovelEntity {
+        NovelEntity(uuid: uuid, title: title, price: price ?? 0, publisher: publisher, authorID: nil)
     }
 }
 
