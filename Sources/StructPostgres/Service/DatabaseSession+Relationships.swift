@@ -11,24 +11,23 @@ extension DatabaseSession {
         let orderBy = order.isEmpty ? "" : " ORDER BY " + order.joined(separator: ", ")
         let q = SQLIdentifier.quote
 
+        /// Source rows and target rows linked by a column of each, without a join table.
+        func direct(source sourceColumn: String, target targetColumn: String, cast: String) -> ResolvedRelationship {
+            ResolvedRelationship(
+                sourceColumn: sourceColumn,
+                targetSQL: "SELECT \(targetColumns), t.\(q(targetColumn))::\(cast) FROM \(target.schema.quotedTable) t "
+                    + "WHERE t.\(q(targetColumn)) = ANY($1::\(cast)[])\(orderBy)",
+                targetColumnCount: target.schema.columnOrder.count, join: nil)
+        }
+
         switch relationship.kind {
         case .toOne(let column):
             let link = try resolver.foreignKey(from: source, to: target, column: column, parameter: "column")
-            let cast = try resolver.castName(of: link.column, in: source.schema)
-            return ResolvedRelationship(
-                sourceColumn: link.column,
-                targetSQL: "SELECT \(targetColumns), t.\(q(link.referenced))::\(cast) FROM \(target.schema.quotedTable) t "
-                    + "WHERE t.\(q(link.referenced)) = ANY($1::\(cast)[])",
-                targetColumnCount: target.schema.columnOrder.count, join: nil)
+            return try direct(source: link.column, target: link.referenced, cast: resolver.castName(of: link.column, in: source.schema))
 
         case .backReference(let column):
             let link = try resolver.foreignKey(from: target, to: source, column: column, parameter: "backReference")
-            let cast = try resolver.castName(of: link.referenced, in: source.schema)
-            return ResolvedRelationship(
-                sourceColumn: link.referenced,
-                targetSQL: "SELECT \(targetColumns), t.\(q(link.column))::\(cast) FROM \(target.schema.quotedTable) t "
-                    + "WHERE t.\(q(link.column)) = ANY($1::\(cast)[])\(orderBy)",
-                targetColumnCount: target.schema.columnOrder.count, join: nil)
+            return try direct(source: link.referenced, target: link.column, cast: resolver.castName(of: link.referenced, in: source.schema))
 
         case .through(let table, let parentColumn, let childColumn, let onRemove):
             let joinSchema = try await schema(of: table, entity: relationship.qualifiedName)
