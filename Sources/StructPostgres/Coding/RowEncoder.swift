@@ -22,6 +22,7 @@ struct RowEncoder {
 
     /// The column value of one `Encodable` value, e.g. a filter argument.
     static func columnValue<T: Encodable>(of value: T, property: String) throws -> ColumnValue {
+        if let encoded = value as? EncodedValue { return encoded.value }
         if let leaf = value as? any ColumnConvertible { return leaf.columnValue }
         if let array = value as? any ColumnArrayConvertible { return array.columnValue }
         if let raw = value as? any RawRepresentable, let leaf = raw.rawValue as? any ColumnConvertible {
@@ -58,6 +59,15 @@ struct RowEncoder {
             if let decimal = Decimal(string: text) { return .numeric(decimal) }
             return .jsonb(text)
         }
+    }
+}
+
+/// A value already turned into its column value (an element of an array argument of a predicate).
+struct EncodedValue: Encodable, Sendable {
+    let value: ColumnValue
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(value.keyDescription)
     }
 }
 

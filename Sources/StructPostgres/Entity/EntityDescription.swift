@@ -4,22 +4,25 @@ struct EntityDescription: Sendable {
     let schema: TableSchema
     let naming: ColumnNaming
     let keyColumns: [String]
+    let relationships: [RelationshipInfo]
 
     init<E: EntityProtocol>(_ type: E.Type, schema: TableSchema) throws {
         try self.init(TargetInfo(E.self), schema: schema)
     }
 
-    init(entity: String, schema: TableSchema, naming: ColumnNaming, keyColumns: [String]) {
+    init(entity: String, schema: TableSchema, naming: ColumnNaming, keyColumns: [String], relationships: [RelationshipInfo]) {
         self.entity = entity
         self.schema = schema
         self.naming = naming
         self.keyColumns = keyColumns
+        self.relationships = relationships
     }
 
     init(_ info: TargetInfo, schema: TableSchema) throws {
         self.entity = info.entity
         self.schema = schema
         self.naming = info.naming
+        self.relationships = info.relationships()
         var keys: [String] = []
         for key in info.uniqueKey {
             keys.append(try Self.resolve(key, schema: schema, naming: info.naming, entity: info.entity))

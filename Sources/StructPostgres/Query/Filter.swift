@@ -1,36 +1,95 @@
 import Foundation
 
-/// Which rows a fetch, count or delete applies to. Keys are property names or column names.
+/// Which rows a fetch, count or delete applies to: Core Data's `NSPredicate`. Keys are property names
+/// or column names; values are always bound parameters.
 ///
 /// ```swift
 /// let reviews: [Review] = try await service.fetch(where: .equal("bookID", book.uuid))
 /// let admins = try await service.count(User.self, where: .equal("role", Role.admin) && .isNull("deletedAt"))
+/// let ported = try Filter(format: "bookId == %@ AND createdAt > %@", book.uuid, since)
 /// ```
 public struct Filter: Sendable {
     indirect enum Node: Sendable {
-        case compare(String, Comparison, any Encodable & Sendable)
+        case compare(String, Operator, any Encodable & Sendable, Options)
+        case between(String, any Encodable & Sendable, any Encodable & Sendable)
         case isNull(String, Bool)
         case among(String, [any Encodable & Sendable])
+        case constant(Bool)
+        /// `ANY` / `ALL` / `NONE` over the to-many relationship the inner key path goes through.
+        case quantified(Quantifier, Node)
         case all([Node])
         case any([Node])
         case not(Node)
     }
 
-    enum Comparison: String, Sendable {
-        case equal = "="
-        case notEqual = "<>"
+    /// A comparison of a key with a value.
+    public enum Operator: String, Sendable {
+        case equal, notEqual, less, lessOrEqual, greater, greaterOrEqual
+        /// String operators; `like` takes NSPredicate's wildcards `*` and `?`.
+        case beginsWith, endsWith, contains, like
+
+        var isStringOperator: Bool { [.beginsWith, .endsWith, .contains, .like].contains(self) }
+    }
+
+    /// How a to-many key path is quantified: `ANY books.price > 10`.
+    public enum Quantifier: Sendable {
+        case any, all, none
+    }
+
+    /// NSPredicate's `[c]` and `[d]` modifiers.
+    public struct Options: Sendable, Equatable {
+        public var caseInsensitive = false
+        public var diacriticInsensitive = false
+        public init(caseInsensitive: Bool = false, diacriticInsensitive: Bool = false) {
+            self.caseInsensitive = caseInsensitive
+            self.diacriticInsensitive = diacriticInsensitive
+        }
     }
 
     let node: Node
 
+    init(node: Node) { self.node = node }
+
+    /// A filter from an NSPredicate format string, for ported code: `==`, `!=`, `<`, `<=`, `>`, `>=`, `IN`,
+    /// `BETWEEN`, `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `LIKE` (with `[c]`), `AND`, `OR`, `NOT`, parentheses,
+    /// `nil`, `TRUEPREDICATE`, `FALSEPREDICATE`, key paths through to-one relationships (`author.name`),
+    /// `ANY`/`ALL`/`NONE` over to-many ones, and the substitutions `%@ %K %d %i %f %lld`.
+    ///
+    /// ```swift
+    /// let filter = try Filter(format: "bookId == %@ AND content CONTAINS[c] %@", book.uuid, "great")
+    /// ```
+    /// - Throws: ``StructPostgresError`` with a caret under the position of a malformed part, or when
+    ///   arguments and placeholders do not match in number or type.
+    public init(format: String, _ arguments: (any Encodable & Sendable)?...) throws {
+        try self.init(format: format, arguments: arguments)
+    }
+
+    /// A filter from an NSPredicate format string and an array of arguments.
+    public init(format: String, arguments: [(any Encodable & Sendable)?]) throws {
+        var parser = try PredicateParser(format: format, arguments: arguments)
+        node = try parser.parse()
+    }
+
     /// Rows whose `key` equals `value`; `nil` matches rows where it is NULL.
     public static func equal(_ key: String, _ value: some Encodable & Sendable) -> Filter {
-        Filter(node: .compare(key, .equal, value))
+        Filter(node: .compare(key, .equal, value, Options()))
     }
 
     /// Rows whose `key` differs from `value`, NULL included (as NSPredicate's `!=` does).
     public static func notEqual(_ key: String, _ value: some Encodable & Sendable) -> Filter {
-        Filter(node: .compare(key, .notEqual, value))
+        Filter(node: .compare(key, .notEqual, value, Options()))
+    }
+
+    /// Rows whose `key` compares with `value` as `op` says.
+    public static func compare(
+        _ key: String, _ op: Operator, _ value: some Encodable & Sendable, options: Options = Options()
+    ) -> Filter {
+        Filter(node: .compare(key, op, value, options))
+    }
+
+    /// Rows whose `key` lies between `lower` and `upper`, both included.
+    public static func between<Value: Encodable & Sendable>(_ key: String, _ lower: Value, _ upper: Value) -> Filter {
+        Filter(node: .between(key, lower, upper))
     }
 
     /// Rows whose `key` is one of `values` (`key = ANY($1)`: one parameter, whatever the count).
@@ -47,68 +106,22 @@ public struct Filter: Sendable {
     public static func isNull(_ key: String) -> Filter { Filter(node: .isNull(key, true)) }
     /// Rows where `key` is not NULL.
     public static func isNotNull(_ key: String) -> Filter { Filter(node: .isNull(key, false)) }
+    /// Every row (`TRUEPREDICATE`) or none (`FALSEPREDICATE`).
+    public static func constant(_ value: Bool) -> Filter { Filter(node: .constant(value)) }
 
     public static func && (lhs: Filter, rhs: Filter) -> Filter { Filter(node: .all([lhs.node, rhs.node])) }
     public static func || (lhs: Filter, rhs: Filter) -> Filter { Filter(node: .any([lhs.node, rhs.node])) }
     public static prefix func ! (filter: Filter) -> Filter { Filter(node: .not(filter.node)) }
 
-    /// The SQL condition, binding every value as a parameter of `statement`.
-    ///
-    /// `NOT` is pushed down to the comparisons, so that, as with NSPredicate, `!(.equal(k, x))` also matches
-    /// rows where `k` is NULL (SQL's `NOT (k = x)` would be NULL there and drop them).
-    func sql(for description: EntityDescription, into statement: inout Statement) throws -> String {
-        try Self.sql(node, negated: false, description, &statement)
-    }
+    /// The keys the filter names, relationship paths included.
+    var keys: [String] { Self.keys(of: node) }
 
-    private static func sql(
-        _ node: Node, negated: Bool, _ description: EntityDescription, _ statement: inout Statement
-    ) throws -> String {
+    private static func keys(of node: Node) -> [String] {
         switch node {
-        case .compare(let key, let comparison, let value):
-            let column = try description.column(for: key)
-            let quoted = SQLIdentifier.quote(column)
-            let equal = (comparison == .equal) != negated
-            let encoded = try RowEncoder.columnValue(of: value, property: key)
-            if let problem = encoded.encodingProblem {
-                throw StructPostgresError(
-                    .invalidValue, "filter on '\(key)': \(problem)", entity: description.entity,
-                    table: description.schema.table, column: column, property: key)
-            }
-            guard encoded != .null else { return equal ? "\(quoted) IS NULL" : "\(quoted) IS NOT NULL" }
-            let info = description.schema.columns[column]!
-            let parameter = statement.bind(encoded)
-            let needsCast = (encoded.wireType == .text && !info.isStringLike) || (encoded.wireType == .jsonb && info.baseName != "jsonb")
-            let operand = needsCast ? "\(parameter)::\(info.castName)" : parameter
-            return equal ? "\(quoted) = \(operand)" : "\(quoted) IS DISTINCT FROM \(operand)"
-        case .among(let key, let values):
-            let column = try description.column(for: key)
-            let quoted = SQLIdentifier.quote(column)
-            let encoded = try values.map { try RowEncoder.columnValue(of: $0, property: key) }
-            if let problem = encoded.lazy.compactMap(\.encodingProblem).first {
-                throw StructPostgresError(
-                    .invalidValue, "filter on '\(key)': \(problem)", entity: description.entity,
-                    table: description.schema.table, column: column, property: key)
-            }
-            let wire = encoded.first { $0 != .null }?.wireType ?? .text
-            guard encoded.allSatisfy({ $0 == .null || ($0.wireType == wire && !$0.isArray) }) else {
-                throw StructPostgresError(
-                    .invalidValue, "filter on '\(key)': the values do not all have one type", entity: description.entity,
-                    table: description.schema.table, column: column, property: key)
-            }
-            let info = description.schema.columns[column]!
-            let parameter = statement.bind(array: BinaryColumnArray(element: wire, values: encoded))
-            let needsCast = (wire == .text && !info.isStringLike) || (wire == .jsonb && info.baseName != "jsonb")
-            let list = needsCast ? "\(parameter)::\(wire.sqlName)[]::\(info.castName)[]" : "\(parameter)::\(wire.sqlName)[]"
-            return negated ? "(\(quoted) IS NULL OR NOT (\(quoted) = ANY(\(list))))" : "\(quoted) = ANY(\(list))"
-        case .isNull(let key, let isNull):
-            return "\(SQLIdentifier.quote(try description.column(for: key))) IS \(isNull != negated ? "" : "NOT ")NULL"
-        case .all(let nodes), .any(let nodes):
-            var isAll = if case .all = node { true } else { false }
-            if negated { isAll.toggle() }
-            let parts = try nodes.map { try sql($0, negated: negated, description, &statement) }
-            return "(" + parts.joined(separator: isAll ? " AND " : " OR ") + ")"
-        case .not(let inner):
-            return try sql(inner, negated: !negated, description, &statement)
+        case .compare(let key, _, _, _), .between(let key, _, _), .isNull(let key, _), .among(let key, _): [key]
+        case .constant: []
+        case .quantified(_, let inner), .not(let inner): keys(of: inner)
+        case .all(let nodes), .any(let nodes): nodes.flatMap(keys(of:))
         }
     }
 }

@@ -18,15 +18,6 @@
 /// }
 /// ```
 public struct Relationship<Source: EntityProtocol>: Sendable {
-    enum Kind: Sendable, Equatable {
-        /// The source's column references the target.
-        case toOne(column: String?)
-        /// The target's column references the source: a back reference.
-        case backReference(column: String?)
-        /// Rows of a join table reference both.
-        case through(table: String, parentColumn: String?, childColumn: String?, onRemove: RemovalRule)
-    }
-
     /// Loads the targets of `links` (one value per source) and fills each source's slot.
     typealias Loader = @Sendable (
         _ session: DatabaseSession, _ sources: inout [Source], _ links: LinkValues,
@@ -35,7 +26,7 @@ public struct Relationship<Source: EntityProtocol>: Sendable {
 
     /// The name used in ``Loading`` paths and error messages.
     public let name: String
-    let kind: Kind
+    let kind: RelationshipKind
     let target: TargetInfo
     let orderedBy: [SortKey]
     let load: Loader
@@ -118,6 +109,33 @@ public struct Relationship<Source: EntityProtocol>: Sendable {
 
     /// `BookEntity.author`, for messages.
     var qualifiedName: String { "\(Source.self).\(name)" }
+
+    var info: RelationshipInfo {
+        RelationshipInfo(name: name, qualifiedName: qualifiedName, kind: kind, target: target, orderedBy: orderedBy)
+    }
+}
+
+enum RelationshipKind: Sendable, Equatable {
+    /// The source's column references the target.
+    case toOne(column: String?)
+    /// The target's column references the source: a back reference.
+    case backReference(column: String?)
+    /// Rows of a join table reference both.
+    case through(table: String, parentColumn: String?, childColumn: String?, onRemove: RemovalRule)
+
+    var isToMany: Bool {
+        if case .toOne = self { return false }
+        return true
+    }
+}
+
+/// A relationship without its source type, as filters and resolution need it.
+struct RelationshipInfo: Sendable {
+    let name: String
+    let qualifiedName: String
+    let kind: RelationshipKind
+    let target: TargetInfo
+    let orderedBy: [SortKey]
 }
 
 /// What happens to a child that leaves a join-table set (``Relationship/toMany(_:_:through:parentColumn:childColumn:orderedBy:onRemove:)``).
@@ -134,12 +152,15 @@ struct TargetInfo: Sendable {
     let table: String
     let naming: ColumnNaming
     let uniqueKey: [String]
+    /// The target's own relationships, read when a key path or a load goes through them.
+    let relationships: @Sendable () -> [RelationshipInfo]
 
     init<Target: EntityProtocol>(_ type: Target.Type) {
         entity = "\(Target.self)"
         table = Target.table
         naming = Target.columnNaming
         uniqueKey = Target.uniqueKey
+        relationships = { Target.relationships.map(\.info) }
     }
 }
 

@@ -8,7 +8,10 @@ struct ResolvedRelationship: Sendable {
     let targetSQL: String
     /// How many target columns come before the link value.
     let targetColumnCount: Int
+    /// The target's column holding the values of ``sourceColumn``; `nil` for a join table.
+    let targetColumn: String?
     let join: JoinTable?
+    let target: EntityDescription
 
     /// The join table of a to-many relationship owned by the source.
     struct JoinTable: Sendable {

@@ -26,7 +26,7 @@ extension DatabaseSession {
         let columns = description.schema.columnOrder
         var statement = Statement(
             sql: "SELECT \(columns.map(SQLIdentifier.quote).joined(separator: ", ")) FROM \(description.schema.quotedTable)")
-        try appendWhere(request.filter, description, &statement)
+        try await appendWhere(request.filter, description, &statement)
         if !request.sort.isEmpty {
             statement.sql += " ORDER BY " + (try request.sort.map { try $0.sql(for: description) }).joined(separator: ", ")
         }
@@ -70,7 +70,7 @@ extension DatabaseSession {
     func count<E: EntityProtocol>(_ type: E.Type, filter: Filter?) async throws -> Int {
         let description = try await describe(E.self)
         var statement = Statement(sql: "SELECT count(*) FROM \(description.schema.quotedTable)")
-        try appendWhere(filter, description, &statement)
+        try await appendWhere(filter, description, &statement)
         let rows = try await runTagged(statement, description)
         return Int(try rows[0].decode(Int64.self))
     }
@@ -106,9 +106,26 @@ extension DatabaseSession {
         return Int(try rows[0].decode(Int64.self))
     }
 
-    private func appendWhere(_ filter: Filter?, _ description: EntityDescription, _ statement: inout Statement) throws {
+    func appendWhere(_ filter: Filter?, _ description: EntityDescription, _ statement: inout Statement) async throws {
         guard let filter else { return }
-        statement.sql += " WHERE " + (try filter.sql(for: description, into: &statement))
+        var builder = FilterSQL(relationships: try await relationships(along: filter.keys, from: description))
+        let scope = FilterSQL.Scope(description: description, qualifier: description.schema.quotedTable)
+        statement.sql += " WHERE " + (try builder.condition(filter.node, in: scope, into: &statement))
+    }
+
+    /// The relationships that dotted keys go through, resolved (their tables read from the catalog).
+    private func relationships(along keys: [String], from root: EntityDescription) async throws -> [String: ResolvedRelationship] {
+        var resolved: [String: ResolvedRelationship] = [:]
+        for key in keys where key.contains(".") {
+            var description = root
+            for name in key.split(separator: ".").dropLast().map(String.init) {
+                guard let info = description.relationships.first(where: { $0.name == name }) else { break }
+                let link = try await resolve(info, from: description)
+                resolved["\(description.entity).\(name)"] = link
+                description = link.target
+            }
+        }
+        return resolved
     }
 
     func runTagged(_ statement: Statement, _ description: EntityDescription) async throws -> [PostgresRow] {

@@ -1,7 +1,10 @@
 extension DatabaseSession {
     /// Finds the columns that link a relationship's tables, from the declaration and the catalog's foreign keys.
     func resolve<Source: EntityProtocol>(_ relationship: Relationship<Source>) async throws -> ResolvedRelationship {
-        let source = try await describe(Source.self)
+        try await resolve(relationship.info, from: try await describe(Source.self))
+    }
+
+    func resolve(_ relationship: RelationshipInfo, from source: EntityDescription) async throws -> ResolvedRelationship {
         let target = try EntityDescription(
             relationship.target,
             schema: try await schema(of: relationship.target.table, entity: relationship.target.entity))
@@ -17,7 +20,7 @@ extension DatabaseSession {
                 sourceColumn: sourceColumn,
                 targetSQL: "SELECT \(targetColumns), t.\(q(targetColumn))::\(cast) FROM \(target.schema.quotedTable) t "
                     + "WHERE t.\(q(targetColumn)) = ANY($1::\(cast)[])\(orderBy)",
-                targetColumnCount: target.schema.columnOrder.count, join: nil)
+                targetColumnCount: target.schema.columnOrder.count, targetColumn: targetColumn, join: nil, target: target)
         }
 
         switch relationship.kind {
@@ -46,13 +49,14 @@ extension DatabaseSession {
                 targetSQL: "SELECT \(targetColumns), j.\(q(parent.column))::\(cast) FROM \(joinSchema.quotedTable) j "
                     + "JOIN \(target.schema.quotedTable) t ON t.\(q(child.referenced)) = j.\(q(child.column)) "
                     + "WHERE j.\(q(parent.column)) = ANY($1::\(cast)[])\(orderBy)",
-                targetColumnCount: target.schema.columnOrder.count,
+                targetColumnCount: target.schema.columnOrder.count, targetColumn: nil,
                 join: .init(
                     table: table, quotedTable: joinSchema.quotedTable, parentColumn: parent.column, childColumn: child.column,
                     parentType: try resolver.castName(of: parent.column, in: joinSchema),
                     childType: try resolver.castName(of: child.column, in: joinSchema),
                     sourceKey: parent.referenced, targetKey: child.referenced,
-                    quotedTargetTable: target.schema.quotedTable, onRemove: onRemove))
+                    quotedTargetTable: target.schema.quotedTable, onRemove: onRemove),
+                target: target)
         }
     }
 }
@@ -105,6 +109,6 @@ struct RelationshipResolver {
 extension EntityDescription {
     /// A join table, which has no entity: keys are column names or snake_case property names.
     init(joinTable schema: TableSchema) {
-        self.init(entity: schema.table, schema: schema, naming: .snakeCase, keyColumns: [])
+        self.init(entity: schema.table, schema: schema, naming: .snakeCase, keyColumns: [], relationships: [])
     }
 }

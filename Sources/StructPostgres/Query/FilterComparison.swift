@@ -1,0 +1,160 @@
+import Foundation
+
+/// One comparison of a key's SQL with bound values, with NSPredicate's NULL semantics under negation.
+struct FilterComparison {
+    struct Operand {
+        let sql: String
+        let column: TableSchema.Column
+        let description: EntityDescription
+    }
+
+    let key: String
+    let operand: Operand
+
+    func compare(
+        _ op: Filter.Operator, _ value: any Encodable & Sendable, _ options: Filter.Options, negated: Bool,
+        _ statement: inout Statement
+    ) throws -> String {
+        guard !options.diacriticInsensitive else {
+            throw invalid("diacritic-insensitive comparison ([d]) is not supported: PostgreSQL needs the unaccent extension for it")
+        }
+        var encoded = try encode(value)
+        let subject = options.caseInsensitive && op == .equal || options.caseInsensitive && op == .notEqual
+            ? "lower(\(operand.sql))" : operand.sql
+        if encoded == .null {
+            switch op {
+            case .equal: return negated ? "\(operand.sql) IS NOT NULL" : "\(operand.sql) IS NULL"
+            case .notEqual: return negated ? "\(operand.sql) IS NULL" : "\(operand.sql) IS NOT NULL"
+            default: return negated ? "TRUE" : "FALSE"  // NSPredicate: no order with nil
+            }
+        }
+        if op.isStringOperator {
+            guard operand.column.isStringLike, case .text(let text) = encoded else {
+                throw invalid("\(op.rawValue) needs a text column and a string; column '\(operand.column.name)' is \(operand.column.typeName)")
+            }
+            encoded = .text(Self.pattern(for: op, text))
+            let parameter = statement.bind(encoded)
+            let condition = "\(operand.sql) \(options.caseInsensitive ? "ILIKE" : "LIKE") \(parameter)"
+            return negated ? "(\(condition)) IS NOT TRUE" : condition
+        }
+        try check(encoded)
+        var parameter = cast(statement.bind(encoded), encoded.wireType)
+        if options.caseInsensitive {
+            guard operand.column.isStringLike else { throw invalid("[c] needs a text column; column '\(operand.column.name)' is \(operand.column.typeName)") }
+            parameter = "lower(\(parameter))"
+        }
+        switch (op, negated) {
+        case (.equal, false), (.notEqual, true): return "\(subject) = \(parameter)"
+        case (.equal, true), (.notEqual, false): return "\(subject) IS DISTINCT FROM \(parameter)"
+        default:
+            let symbols: [Filter.Operator: String] = [.less: "<", .lessOrEqual: "<=", .greater: ">", .greaterOrEqual: ">="]
+            let condition = "\(subject) \(symbols[op]!) \(parameter)"
+            return negated ? "(\(condition)) IS NOT TRUE" : condition
+        }
+    }
+
+    func between(_ lower: any Encodable & Sendable, _ upper: any Encodable & Sendable, negated: Bool, _ statement: inout Statement) throws -> String {
+        let bounds = try [encode(lower), encode(upper)]
+        guard !bounds.contains(.null) else { throw invalid("BETWEEN needs two values, not nil") }
+        for bound in bounds { try check(bound) }
+        let condition = "\(operand.sql) BETWEEN \(cast(statement.bind(bounds[0]), bounds[0].wireType)) AND \(cast(statement.bind(bounds[1]), bounds[1].wireType))"
+        return negated ? "(\(condition)) IS NOT TRUE" : condition
+    }
+
+    /// `key = ANY($1)`: one parameter, whatever the count.
+    func among(_ values: [any Encodable & Sendable], negated: Bool, _ statement: inout Statement) throws -> String {
+        let encoded = try values.map(encode)
+        let wire = encoded.first { $0 != .null }?.wireType ?? .text
+        guard encoded.allSatisfy({ $0 == .null || ($0.wireType == wire && !$0.isArray) }) else {
+            throw invalid("the values do not all have one type")
+        }
+        for value in encoded where value != .null { try check(value) }
+        let parameter = statement.bind(array: BinaryColumnArray(element: wire, values: encoded))
+        let list = needsCast(wire) ? "\(parameter)::\(wire.sqlName)[]::\(operand.column.castName)[]" : "\(parameter)::\(wire.sqlName)[]"
+        return negated ? "(\(operand.sql) IS NULL OR NOT (\(operand.sql) = ANY(\(list))))" : "\(operand.sql) = ANY(\(list))"
+    }
+
+    /// BEGINSWITH, ENDSWITH, CONTAINS and LIKE as a LIKE pattern; the value's own `%`, `_` and `\` match literally.
+    static func pattern(for op: Filter.Operator, _ text: String) -> String {
+        func escape(_ string: String) -> String {
+            string.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
+        }
+        switch op {
+        case .beginsWith: return escape(text) + "%"
+        case .endsWith: return "%" + escape(text)
+        case .contains: return "%" + escape(text) + "%"
+        default:
+            var pattern = ""
+            var escaped = false
+            for char in text {
+                if escaped {
+                    pattern += escape(String(char))
+                    escaped = false
+                } else if char == "\\" {
+                    escaped = true
+                } else if char == "*" {
+                    pattern += "%"
+                } else if char == "?" {
+                    pattern += "_"
+                } else {
+                    pattern += escape(String(char))
+                }
+            }
+            return pattern
+        }
+    }
+
+    private func encode(_ value: any Encodable & Sendable) throws -> ColumnValue {
+        let encoded = try RowEncoder.columnValue(of: value, property: key)
+        if let problem = encoded.encodingProblem { throw invalid(problem) }
+        return encoded
+    }
+
+    /// Refuses a value the column cannot be compared with, before anything is sent.
+    private func check(_ value: ColumnValue) throws {
+        let column = operand.column
+        let base = column.baseName
+        let fits: Bool
+        switch value.wireType {
+        case .text?: fits = column.isStringLike || column.category == "E" || ["jsonb", "json"].contains(base) || column.isArray
+        case .uuid?: fits = base == "uuid" || column.isStringLike
+        case .bool?: fits = base == "bool"
+        case .int2?, .int4?, .int8?, .float4?, .float8?, .numeric?: fits = column.category == "N"
+        case .timestamptz?: fits = ["timestamptz", "timestamp", "date"].contains(base)
+        case .bytea?: fits = base == "bytea"
+        case .jsonb?: fits = ["jsonb", "json"].contains(base)
+        case nil: fits = true
+        }
+        guard fits else {
+            throw invalid("a \(Self.describe(value)) cannot be compared with column '\(column.name)' (\(column.typeName))")
+        }
+    }
+
+    private static func describe(_ value: ColumnValue) -> String {
+        switch value.wireType {
+        case .text?: "string"
+        case .uuid?: "UUID"
+        case .bool?: "Bool"
+        case .int2?, .int4?, .int8?: "integer"
+        case .float4?, .float8?, .numeric?: "number"
+        case .timestamptz?: "Date"
+        case .bytea?: "Data"
+        case .jsonb?: "JSON value"
+        case nil: "nil"
+        }
+    }
+
+    private func needsCast(_ wire: WireType?) -> Bool {
+        (wire == .text && !operand.column.isStringLike) || (wire == .jsonb && operand.column.baseName != "jsonb")
+    }
+
+    private func cast(_ parameter: String, _ wire: WireType?) -> String {
+        needsCast(wire) ? "\(parameter)::\(operand.column.castName)" : parameter
+    }
+
+    private func invalid(_ message: String) -> StructPostgresError {
+        StructPostgresError(
+            .invalidValue, "filter on '\(key)': \(message)", entity: operand.description.entity,
+            table: operand.description.schema.table, column: operand.column.name, property: key)
+    }
+}
