@@ -94,6 +94,14 @@ struct FilterSQL {
     private mutating func key(_ key: String, _ scope: Scope) throws -> FilterComparison.Operand {
         let segments = key.split(separator: ".", maxSplits: 1).map(String.init)
         if segments.count == 1 {
+            if scope.description.schema.columns[key] == nil,
+               let info = scope.description.relationships.first(where: { $0.name == key }), !info.kind.isToMany,
+               let resolved = relationships["\(scope.description.entity).\(key)"] {
+                // A to-one relationship compared as a whole (`author == nil`): its foreign-key column.
+                return .init(
+                    sql: "\(scope.qualifier).\(q(resolved.sourceColumn))",
+                    column: scope.description.schema.columns[resolved.sourceColumn]!, description: scope.description)
+            }
             let column = try scope.description.column(for: key)
             return .init(sql: "\(scope.qualifier).\(q(column))", column: scope.description.schema.columns[column]!, description: scope.description)
         }

@@ -11,11 +11,19 @@ public protocol CoreDataServiceProtocol: Sendable {
     /// The models whose rows match `filter`, in the order of `sortedBy`, at most `limit` of them,
     /// with the relationships `loading` names loaded (one query per relationship per level).
     func fetch<Model: EntityConvertible>(
-        _ type: Model.Type, where filter: Filter?, sortedBy sort: [SortKey], limit: Int?, loading: Loading
+        _ type: Model.Type, where filter: Filter?, sortedBy sort: [SortKey], limit: Int?, offset: Int?, loading: Loading
     ) async throws -> [Model]
 
     /// How many rows of the model's table match `filter`.
     func count<Model: EntityConvertible>(_ type: Model.Type, where filter: Filter?) async throws -> Int
+
+    /// Whether any row of the model's table matches `filter` (`SELECT EXISTS (...)`).
+    func exists<Model: EntityConvertible>(_ type: Model.Type, where filter: Filter?) async throws -> Bool
+
+    /// Deletes every row of the model's table that matches `filter` with one `DELETE` (Core Data's
+    /// `NSBatchDeleteRequest`); the foreign keys' delete rules apply. Returns how many rows went.
+    @discardableResult
+    func deleteAll<Model: EntityConvertible>(_ type: Model.Type, where filter: Filter?) async throws -> Int
 
     /// Inserts or updates the models (and every entity their `toEntity` registered), one statement
     /// per table, then replaces the join-table sets they assigned, in one transaction when that takes
@@ -31,17 +39,47 @@ public protocol CoreDataServiceProtocol: Sendable {
 extension CoreDataServiceProtocol {
     /// The models matching `filter`; the type is inferred from the result.
     public func fetch<Model: EntityConvertible>(
-        where filter: Filter? = nil, sortedBy sort: [SortKey] = [], limit: Int? = nil, loading: Loading = .default
+        where filter: Filter? = nil, sortedBy sort: [SortKey] = [], limit: Int? = nil, offset: Int? = nil,
+        loading: Loading = .default
     ) async throws -> [Model] {
-        try await fetch(Model.self, where: filter, sortedBy: sort, limit: limit, loading: loading)
+        try await fetch(Model.self, where: filter, sortedBy: sort, limit: limit, offset: offset, loading: loading)
     }
 
     /// All models of a type, or those matching `filter`, with their relationships (``Loading/default``).
     public func fetch<Model: EntityConvertible>(
         _ type: Model.Type, where filter: Filter? = nil, sortedBy sort: [SortKey] = [], limit: Int? = nil,
-        loading: Loading = .default
+        offset: Int? = nil, loading: Loading = .default
     ) async throws -> [Model] {
-        try await fetch(type, where: filter, sortedBy: sort, limit: limit, loading: loading)
+        try await fetch(type, where: filter, sortedBy: sort, limit: limit, offset: offset, loading: loading)
+    }
+
+    /// The models matching an NSPredicate format string, as ported code writes it.
+    ///
+    /// ```swift
+    /// let reviews = try await service.fetch(ReviewModel.self, where: "bookId == %@", book.uuid,
+    ///                                       sortedBy: [.descending("createdAt")], limit: 50)
+    /// ```
+    public func fetch<Model: EntityConvertible>(
+        _ type: Model.Type, where format: String, _ arguments: (any Encodable & Sendable)?...,
+        sortedBy sort: [SortKey] = [], limit: Int? = nil, offset: Int? = nil, loading: Loading = .default
+    ) async throws -> [Model] {
+        let filter = try Filter(format: format, arguments: arguments)
+        return try await fetch(type, where: filter, sortedBy: sort, limit: limit, offset: offset, loading: loading)
+    }
+
+    /// How many rows match an NSPredicate format string.
+    public func count<Model: EntityConvertible>(
+        _ type: Model.Type, where format: String, _ arguments: (any Encodable & Sendable)?...
+    ) async throws -> Int {
+        try await count(type, where: try Filter(format: format, arguments: arguments))
+    }
+
+    /// Deletes the rows matching an NSPredicate format string with one `DELETE`.
+    @discardableResult
+    public func deleteAll<Model: EntityConvertible>(
+        _ type: Model.Type, where format: String, _ arguments: (any Encodable & Sendable)?...
+    ) async throws -> Int {
+        try await deleteAll(type, where: try Filter(format: format, arguments: arguments))
     }
 
     /// How many rows of the model's table there are.

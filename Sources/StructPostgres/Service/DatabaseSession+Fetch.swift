@@ -75,6 +75,25 @@ extension DatabaseSession {
         return Int(try rows[0].decode(Int64.self))
     }
 
+    func exists<E: EntityProtocol>(_ type: E.Type, filter: Filter?) async throws -> Bool {
+        let description = try await describe(E.self)
+        var statement = Statement(sql: "SELECT EXISTS (SELECT 1 FROM \(description.schema.quotedTable)")
+        try await appendWhere(filter, description, &statement)
+        statement.sql += ")"
+        let rows = try await runTagged(statement, description)
+        return try rows[0].decode(Bool.self)
+    }
+
+    /// Deletes the rows matching `filter` (every row without one) with one statement.
+    func deleteAll<E: EntityProtocol>(_ type: E.Type, filter: Filter?) async throws -> Int {
+        let description = try await describe(E.self)
+        var statement = Statement(sql: "WITH deleted AS (DELETE FROM \(description.schema.quotedTable)")
+        try await appendWhere(filter, description, &statement)
+        statement.sql += " RETURNING 1) SELECT count(*) FROM deleted"
+        let rows = try await runTagged(statement, description)
+        return Int(try rows[0].decode(Int64.self))
+    }
+
     /// Deletes the rows with the unique keys of `entities`, with one statement.
     func delete<E: EntityProtocol>(_ entities: [E]) async throws -> Int {
         guard !entities.isEmpty else { return 0 }
@@ -113,12 +132,12 @@ extension DatabaseSession {
         statement.sql += " WHERE " + (try builder.condition(filter.node, in: scope, into: &statement))
     }
 
-    /// The relationships that dotted keys go through, resolved (their tables read from the catalog).
+    /// The relationships that keys go through or name, resolved (their tables read from the catalog).
     private func relationships(along keys: [String], from root: EntityDescription) async throws -> [String: ResolvedRelationship] {
         var resolved: [String: ResolvedRelationship] = [:]
-        for key in keys where key.contains(".") {
+        for key in keys {
             var description = root
-            for name in key.split(separator: ".").dropLast().map(String.init) {
+            for name in key.split(separator: ".").map(String.init) {
                 guard let info = description.relationships.first(where: { $0.name == name }) else { break }
                 let link = try await resolve(info, from: description)
                 resolved["\(description.entity).\(name)"] = link

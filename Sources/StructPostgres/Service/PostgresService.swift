@@ -53,15 +53,24 @@ public final class PostgresService: CoreDataServiceProtocol, Service {
     // MARK: CoreDataServiceProtocol
 
     public func fetch<Model: EntityConvertible>(
-        _ type: Model.Type, where filter: Filter?, sortedBy sort: [SortKey], limit: Int?, loading: Loading
+        _ type: Model.Type, where filter: Filter?, sortedBy sort: [SortKey], limit: Int?, offset: Int?, loading: Loading
     ) async throws -> [Model] {
         try await withSession {
-            try await EntityOperations.fetch($0, FetchRequest(filter: filter, sort: sort, limit: limit), loading)
+            try await EntityOperations.fetch($0, FetchRequest(filter: filter, sort: sort, limit: limit, offset: offset), loading)
         }
     }
 
     public func count<Model: EntityConvertible>(_ type: Model.Type, where filter: Filter?) async throws -> Int {
         try await withSession { try await $0.count(Model.Entity.self, filter: filter) }
+    }
+
+    public func exists<Model: EntityConvertible>(_ type: Model.Type, where filter: Filter?) async throws -> Bool {
+        try await withSession { try await $0.exists(Model.Entity.self, filter: filter) }
+    }
+
+    @discardableResult
+    public func deleteAll<Model: EntityConvertible>(_ type: Model.Type, where filter: Filter?) async throws -> Int {
+        try await withSession { try await $0.deleteAll(Model.Entity.self, filter: filter) }
     }
 
     @discardableResult

@@ -79,10 +79,21 @@ public final class PostgresTransaction: CoreDataServiceProtocol {
     // MARK: CoreDataServiceProtocol
 
     public func fetch<Model: EntityConvertible>(
-        _ type: Model.Type, where filter: Filter?, sortedBy sort: [SortKey], limit: Int?, loading: Loading
+        _ type: Model.Type, where filter: Filter?, sortedBy sort: [SortKey], limit: Int?, offset: Int?, loading: Loading
     ) async throws -> [Model] {
         try ensureActive()
-        return try await EntityOperations.fetch(session, FetchRequest(filter: filter, sort: sort, limit: limit), loading)
+        return try await EntityOperations.fetch(session, FetchRequest(filter: filter, sort: sort, limit: limit, offset: offset), loading)
+    }
+
+    public func exists<Model: EntityConvertible>(_ type: Model.Type, where filter: Filter?) async throws -> Bool {
+        try ensureActive()
+        return try await session.exists(Model.Entity.self, filter: filter)
+    }
+
+    @discardableResult
+    public func deleteAll<Model: EntityConvertible>(_ type: Model.Type, where filter: Filter?) async throws -> Int {
+        try ensureActive()
+        return try await session.deleteAll(Model.Entity.self, filter: filter)
     }
 
     public func count<Model: EntityConvertible>(_ type: Model.Type, where filter: Filter?) async throws -> Int {
