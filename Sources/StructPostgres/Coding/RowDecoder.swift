@@ -19,6 +19,13 @@ final class RowLayout: @unchecked Sendable {
         self.keyColumns = keyColumns
     }
 
+    /// The layout of `SELECT <every column in catalog order> FROM <the entity's table>`.
+    convenience init(_ description: EntityDescription) {
+        self.init(
+            entity: description.entity, schema: description.schema, naming: description.naming,
+            selected: description.schema.columnOrder, keyColumns: description.keyColumns)
+    }
+
     func column(for key: some CodingKey) -> String {
         if let known = columnForKey[key.stringValue] { return known }
         let column = naming.column(for: key.stringValue)

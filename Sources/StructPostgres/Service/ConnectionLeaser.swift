@@ -80,7 +80,7 @@ private enum LeaseOutcome: Sendable {
 }
 
 /// A one-shot signal whose wait ignores cancellation: the lease ends only when the borrower is done.
-private final class ReleaseSignal: Sendable {
+final class ReleaseSignal: Sendable {
     private enum State {
         case pending
         case waiting(CheckedContinuation<Void, Never>)

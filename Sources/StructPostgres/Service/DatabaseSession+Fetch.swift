@@ -22,6 +22,12 @@ extension DatabaseSession {
 
     /// The entities matching `request`, with the rows they were decoded from.
     func fetchRows<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest) async throws -> DecodedRows<E> {
+        let (statement, description) = try await selectStatement(E.self, request)
+        return try decode(E.self, try await runTagged(statement, description), description)
+    }
+
+    /// `SELECT <every column> FROM table WHERE ... ORDER BY ... LIMIT ... OFFSET ...`.
+    func selectStatement<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest) async throws -> (Statement, EntityDescription) {
         let description = try await describe(E.self)
         let columns = description.schema.columnOrder
         var statement = Statement(
@@ -38,33 +44,35 @@ extension DatabaseSession {
             guard offset >= 0 else { throw invalid("offset \(offset) is negative", description) }
             statement.sql += " OFFSET \(offset)"
         }
-        return try decode(E.self, try await runTagged(statement, description), description)
+        return (statement, description)
     }
 
     /// Decodes every row into an entity; the rows' first columns are the table's, in catalog order.
     func decode<E: EntityProtocol>(
         _ type: E.Type, _ rows: [PostgresRow], _ description: EntityDescription
     ) throws -> DecodedRows<E> {
-        let layout = RowLayout(
-            entity: description.entity, schema: description.schema, naming: description.naming,
-            selected: description.schema.columnOrder, keyColumns: description.keyColumns)
+        let layout = RowLayout(description)
         var decoded = DecodedRows<E>(layout: layout)
         decoded.entities.reserveCapacity(rows.count)
         decoded.rows.reserveCapacity(rows.count)
         for row in rows {
             let access = row.makeRandomAccess()
-            do {
-                decoded.entities.append(try E(from: RowDecoder(row: access, layout: layout)))
-            } catch let error as StructPostgresError {
-                throw error
-            } catch {
-                throw StructPostgresError(
-                    .decoding, "row of table '\(description.schema.table)' cannot be decoded as \(description.entity): \(error)",
-                    entity: description.entity, table: description.schema.table, rowKey: layout.describeKey(of: access))
-            }
+            decoded.entities.append(try Self.decode(E.self, access, layout))
             decoded.rows.append(access)
         }
         return decoded
+    }
+
+    static func decode<E: EntityProtocol>(_ type: E.Type, _ row: PostgresRandomAccessRow, _ layout: RowLayout) throws -> E {
+        do {
+            return try E(from: RowDecoder(row: row, layout: layout))
+        } catch let error as StructPostgresError {
+            throw error
+        } catch {
+            throw StructPostgresError(
+                .decoding, "row of table '\(layout.schema.table)' cannot be decoded as \(layout.entity): \(error)",
+                entity: layout.entity, table: layout.schema.table, rowKey: layout.describeKey(of: row))
+        }
     }
 
     func count<E: EntityProtocol>(_ type: E.Type, filter: Filter?) async throws -> Int {
@@ -157,5 +165,21 @@ extension DatabaseSession {
 
     private func invalid(_ message: String, _ description: EntityDescription) -> StructPostgresError {
         StructPostgresError(.invalidValue, message, entity: description.entity, table: description.schema.table)
+    }
+}
+
+extension DatabaseSession {
+    /// Starts `statement` and returns its rows as they arrive, without collecting them.
+    func stream(_ statement: Statement, _ description: EntityDescription) async throws -> PostgresRowSequence {
+        let start = ContinuousClock.now
+        do {
+            try ensureOpen(sql: statement.sql)
+            let rows = try await connection.query(PostgresQuery(unsafeSQL: statement.sql, binds: statement.bindings), logger: runtime.logger)
+            observe(statement, since: start, failed: false)
+            return rows
+        } catch {
+            observe(statement, since: start, failed: true)
+            throw StructPostgresError.from(error, sql: statement.sql).with(entity: description.entity, table: description.schema.table)
+        }
     }
 }

@@ -88,6 +88,18 @@ public final class PostgresService: CoreDataServiceProtocol, Service {
         try await withSession { try await EntityOperations.delete(entities, in: $0) }
     }
 
+    /// The models matching `filter`, one at a time as their rows arrive, with flat memory: for results too
+    /// large to hold. Relationships are not loaded.
+    ///
+    /// ```swift
+    /// for try await book in service.stream(BookModel.self, sortedBy: [.ascending("title")]) { index(book) }
+    /// ```
+    public func stream<Model: EntityConvertible>(
+        _ type: Model.Type, where filter: Filter? = nil, sortedBy sort: [SortKey] = [], limit: Int? = nil
+    ) -> ModelStream<Model> {
+        ModelStream(runtime: runtime, request: FetchRequest(filter: filter, sort: sort, limit: limit))
+    }
+
     // MARK: Raw SQL and maintenance
 
     /// Runs SQL text as it is, statement by statement: no parameters; statements end with `;`. For DDL and scripts.

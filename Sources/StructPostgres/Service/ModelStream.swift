@@ -1,0 +1,95 @@
+import PostgresNIO
+import Synchronization
+
+/// The models of a fetch, delivered one at a time as their rows arrive: memory stays flat whatever
+/// the number of rows, since PostgresNIO reads ahead only a bounded number of rows.
+///
+/// Iterating runs one query on one pooled connection, held until the sequence ends, fails, or its
+/// iterator is dropped. Relationships are not loaded (slots stay unloaded).
+///
+/// ```swift
+/// for try await review in service.stream(ReviewModel.self, sortedBy: [.ascending("createdAt")]) {
+///     try await archive.append(review)
+/// }
+/// ```
+public struct ModelStream<Model: EntityConvertible>: AsyncSequence, Sendable {
+    public typealias Element = Model
+
+    let runtime: ServiceRuntime
+    let request: FetchRequest
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(lease: StreamLease(runtime: runtime, request: request))
+    }
+
+    public struct Iterator: AsyncIteratorProtocol {
+        private let lease: StreamLease<Model.Entity>
+        private var rows: PostgresRowSequence.AsyncIterator?
+        private var layout: RowLayout?
+
+        init(lease: StreamLease<Model.Entity>) { self.lease = lease }
+
+        public mutating func next() async throws -> Model? {
+            do {
+                if rows == nil {
+                    let (sequence, layout) = try await lease.open()
+                    rows = sequence.makeAsyncIterator()
+                    self.layout = layout
+                }
+                // Only this iterator ever touches the row iterator; PostgresNIO's next() is merely not annotated.
+                nonisolated(unsafe) var cursor = rows!
+                let next = try await cursor.next()
+                rows = cursor
+                guard let row = next else {
+                    lease.release()
+                    return nil
+                }
+                return try DatabaseSession.decode(Model.Entity.self, row.makeRandomAccess(), layout!).toModel()
+            } catch {
+                lease.release()
+                throw StructPostgresError.from(error, sql: nil)
+            }
+        }
+    }
+}
+
+/// Holds a pooled connection for a stream, from its first row until it ends or is dropped.
+final class StreamLease<Entity: EntityProtocol>: Sendable {
+    private let runtime: ServiceRuntime
+    private let request: FetchRequest
+    private let done = ReleaseSignal()
+
+    init(runtime: ServiceRuntime, request: FetchRequest) {
+        self.runtime = runtime
+        self.request = request
+    }
+
+    deinit { done.signal() }
+
+    func release() { done.signal() }
+
+    /// Leases a connection in a task of its own and starts the query there; the rows are read by the caller.
+    func open() async throws -> (PostgresRowSequence, RowLayout) {
+        let (runtime, request, done) = (self.runtime, self.request, self.done)
+        let opened = AsyncThrowingStream<(PostgresRowSequence, RowLayout), any Error>.makeStream()
+        Task {
+            do {
+                try await runtime.withConnection { connection in
+                    let session = DatabaseSession(connection: connection, runtime: runtime)
+                    let (statement, description) = try await session.selectStatement(Entity.self, request)
+                    let rows = try await session.stream(statement, description)
+                    opened.continuation.yield((rows, RowLayout(description)))
+                    opened.continuation.finish()
+                    await done.wait()
+                }
+            } catch {
+                opened.continuation.finish(throwing: error)
+            }
+        }
+        var iterator = opened.stream.makeAsyncIterator()
+        guard let result = try await iterator.next() else {
+            throw StructPostgresError(.connectionLost, "the stream's connection closed before the query started")
+        }
+        return result
+    }
+}

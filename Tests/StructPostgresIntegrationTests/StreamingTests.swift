@@ -1,0 +1,77 @@
+import Foundation
+import StructPostgres
+import Testing
+
+private struct Event: StoredModel {
+    static let table = "events"
+    let uuid: UUID
+    var seq: Int64
+    var payload: String
+}
+
+/// The process's peak resident memory (VmHWM) in MB, from /proc.
+func peakMemoryMB() -> Double {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+          let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
+    else { return 0 }
+    return kilobytes / 1024
+}
+
+@Suite struct StreamingTests {
+    private let ddl = "CREATE TABLE events (uuid uuid PRIMARY KEY, seq int8 NOT NULL, payload text NOT NULL)"
+
+    private func fill(_ rows: Int, _ service: PostgresService) async throws {
+        try await service.execute(unsafeSQL: """
+            INSERT INTO events SELECT gen_random_uuid(), g, repeat('x', 100) FROM generate_series(1, \(rows)) g
+            """)
+    }
+
+    /// Every row, in order, decoded one at a time. `STRUCTPG_STREAM_ROWS` sets the count (1,000,000 for the
+    /// memory figure of the closing note); the peak resident memory is printed.
+    @Test func streamsEveryRowInOrder() async throws {
+        let count = Int(ProcessInfo.processInfo.environment["STRUCTPG_STREAM_ROWS"] ?? "") ?? 50_000
+        try await withTables(ddl) { service, _ in
+            try await fill(count, service)
+            let before = peakMemoryMB()
+            let start = ContinuousClock.now
+            var seen = 0
+            var last: Int64 = 0
+            var ordered = true
+            for try await event in service.stream(Event.self, where: try Filter(format: "seq > 0"), sortedBy: [.ascending("seq")]) {
+                ordered = ordered && event.seq == last + 1 && event.payload.count == 100
+                last = event.seq
+                seen += 1
+            }
+            let elapsed = ContinuousClock.now - start
+            #expect(seen == count)
+            #expect(ordered)
+            print("streamed \(seen) rows in \(elapsed); peak resident memory \(Int(before)) MB before, \(Int(peakMemoryMB())) MB after")
+        }
+    }
+
+    @Test func leavingTheLoopEarlyGivesTheConnectionBack() async throws {
+        try await withTables(ddl, pool: PoolOptions(maxConnections: 1, acquireTimeout: .seconds(5))) { service, _ in
+            try await fill(10_000, service)
+            var taken = 0
+            for try await _ in service.stream(Event.self) {
+                taken += 1
+                if taken == 10 { break }
+            }
+            #expect(taken == 10)
+            let total = try await service.count(Event.self)
+            #expect(total == 10_000)
+            #expect(service.connectionsInUse == 0)
+        }
+    }
+
+    @Test func aBadFilterFailsTheFirstIteration() async throws {
+        try await withTables(ddl) { service, _ in
+            let error = await #expect(throws: StructPostgresError.self) {
+                for try await _ in service.stream(Event.self, where: .equal("sequence", 1)) {}
+            }
+            #expect(error?.code == .undefinedColumn)
+            #expect(service.connectionsInUse == 0)
+        }
+    }
+}
