@@ -100,6 +100,13 @@ public final class PostgresService: CoreDataServiceProtocol, Service {
         ModelStream(runtime: runtime, request: FetchRequest(filter: filter, sort: sort, limit: limit))
     }
 
+    /// The models matching a typed filter, one at a time as their rows arrive.
+    public func stream<Model: EntityConvertible>(
+        _ type: Model.Type, where filter: EntityFilter<Model.Entity>, sortedBy sort: [SortKey] = [], limit: Int? = nil
+    ) -> ModelStream<Model> {
+        stream(type, where: filter.filter, sortedBy: sort, limit: limit)
+    }
+
     // MARK: Raw SQL and maintenance
 
     /// Runs SQL text as it is, statement by statement: no parameters; statements end with `;`. For DDL and scripts.
