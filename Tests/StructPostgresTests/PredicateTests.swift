@@ -120,13 +120,19 @@ private func render(_ format: String, _ arguments: (any Encodable & Sendable)?..
         #expect(badKey?.message.hasPrefix("malformed predicate: the argument for %K must be a key name (a String)") == true)
     }
 
-    @Test func keysAndValueTypesAreChecked() {
+    @Test func keysAndValueTypesAreChecked() throws {
         let unknown = #expect(throws: StructPostgresError.self) { try render("titel == 'x'") }
         #expect(unknown?.code == .undefinedColumn)
         #expect(unknown?.message == "unknown key 'titel' for Book: table 'books' has columns uuid, title, price, pages, published_at")
         let wrongType = #expect(throws: StructPostgresError.self) { try render("price > 'cheap'") }
         #expect(wrongType?.code == .invalidValue)
         #expect(wrongType?.message == "filter on 'price': a string cannot be compared with column 'price' (double precision)")
+        let uuidText = UUID().uuidString
+        let rendered = try render("uuid == %@", uuidText)
+        #expect(rendered.sql == #"b."uuid" = $1::uuid"#)
+        #expect(rendered.values == [.text(uuidText)])
+        let notAUUID = #expect(throws: StructPostgresError.self) { try render("uuid == 'abc'") }
+        #expect(notAUUID?.message == "filter on 'uuid': a string cannot be compared with column 'uuid' (uuid)")
         let uuidForInt = #expect(throws: StructPostgresError.self) { try render("pages == %@", UUID()) }
         #expect(uuidForInt?.message == "filter on 'pages': a UUID cannot be compared with column 'pages' (integer)")
         let likeOnNumber = #expect(throws: StructPostgresError.self) { try render("price BEGINSWITH '1'") }

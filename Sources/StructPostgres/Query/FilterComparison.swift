@@ -116,7 +116,10 @@ struct FilterComparison {
         let base = column.baseName
         let fits: Bool
         switch value.wireType {
-        case .text?: fits = column.isStringLike || column.category == "E" || ["jsonb", "json"].contains(base) || column.isArray
+        case .text?:
+            // Ported Core Data models often keep uuids as strings: a string that is a UUID may meet a uuid column.
+            let isUUIDText = if case .text(let text) = value { base == "uuid" && UUID(uuidString: text) != nil } else { false }
+            fits = column.isStringLike || column.category == "E" || ["jsonb", "json"].contains(base) || column.isArray || isUUIDText
         case .uuid?: fits = base == "uuid" || column.isStringLike
         case .bool?: fits = base == "bool"
         case .int2?, .int4?, .int8?, .float4?, .float8?, .numeric?: fits = column.category == "N"
