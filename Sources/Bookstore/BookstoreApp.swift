@@ -35,7 +35,7 @@ struct BookstoreApp {
         logger.logLevel = .warning
         let configuration = PostgresService.Configuration(connection: settings, logger: logger)
         try await PostgresService.withService(configuration: configuration) { service in
-            let migrator = Migrator(service: service, migrations: try MigrationSet(directory: migrationsDirectory()))
+            let migrator = Migrator(service: service, migrations: try MigrationSet(directory: repositoryDirectory("migrations")))
             let run = try await migrator.migrate()
             print(run.steps.isEmpty
                 ? "Migrations: the database is up to date."
@@ -44,11 +44,11 @@ struct BookstoreApp {
         }
     }
 
-    /// `migrations/` of the package, found from the working directory or this source file.
-    static func migrationsDirectory() -> URL {
+    /// A folder of the package (`migrations`, `fixtures`), found from the working directory or this source file.
+    static func repositoryDirectory(_ name: String) -> URL {
         let candidates = [
-            URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("migrations"),
-            URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../migrations").standardized,
+            URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(name),
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../\(name)").standardized,
         ]
         return candidates.first { FileManager.default.fileExists(atPath: $0.path) } ?? candidates[0]
     }

@@ -19,9 +19,25 @@ struct Demo {
         try await service.delete(entities: [Catalog.added])
         print("Removed it; The Hobbit has \(try await reviews(of: Catalog.hobbit).count) reviews")
 
+        try await importFixtures()
         try await printStores()
         try await printUsers()
         try await printRowCounts()
+    }
+
+    /// Users and reviews as a web service would send them: other names, epoch dates, a repeated record.
+    private func importFixtures() async throws {
+        let fixtures = BookstoreApp.repositoryDirectory("fixtures")
+        let users = try await service.import(
+            UserModel.self, contentsOf: fixtures.appendingPathComponent("users.json"),
+            options: ImportOptions(keys: .snakeCase, remoteNames: ["id": "uuid", "avatar": "avatarURL", "invited_by": "invitedByID"]))
+        let reviews = try await service.import(
+            ReviewModel.self, contentsOf: fixtures.appendingPathComponent("reviews.json"),
+            options: ImportOptions(keys: .snakeCase, remoteNames: ["id": "uuid", "text": "content"], dates: .secondsSince1970))
+        for (name, result) in [("users", users), ("reviews", reviews)] {
+            print("Imported \(name).json: \(result.records) records, \(result.written.inserted) inserted, "
+                + "\(result.written.updated) updated, \(result.written.merged) merged")
+        }
     }
 
     /// The reviews of one book, newest first: a fetch through the back reference.

@@ -20,16 +20,21 @@ import Testing
             Safari
               Dune by Frank Herbert, 15.00
                 "The spice must flow." — Ann (critic)
+                "Sand everywhere, and I loved it." — Dana (critic)
               The Dispossessed by Ursula K. Le Guin, 11.00
                 "Ambiguous, in the best way." — Cleo (admin)
             """))
         #expect(first.output.contains("Ann, critic, invited by Cleo"))
-        let counts = "Rows: stores=2, books=4, authors=3, reviews=4, users=3, store_books=5"
+        #expect(first.output.contains("Imported users.json: 3 records, 2 inserted, 1 updated, 0 merged"))
+        #expect(first.output.contains("Imported reviews.json: 3 records, 2 inserted, 0 updated, 1 merged"))
+        #expect(first.output.contains("Emil, reader, invited by Dana"))
+        let counts = "Rows: stores=2, books=4, authors=3, reviews=6, users=5, store_books=5"
         #expect(first.output.contains(counts))
 
         #expect(second.status == 0, "\(second.errors)")
         #expect(second.output.contains("Migrations: the database is up to date."))
         #expect(second.output.contains("0 inserted, 9 updated, 0 books shelved, 0 taken off"))
+        #expect(second.output.contains("Imported reviews.json: 3 records, 0 inserted, 2 updated, 1 merged"))
         #expect(second.output.contains(counts))
     }
 }

@@ -44,6 +44,11 @@ public final class EntityContext {
         }
     }
 
+    /// Registers everything `other` holds here too, in its order.
+    func absorb(_ other: EntityContext) {
+        for batch in other.batches { batch.register(into: self) }
+    }
+
     var registeredBatches: [any EntityBatch] { batches }
     var registeredJoinSets: [any JoinSetWrite] { joinSets }
     var isEmpty: Bool { batches.isEmpty && joinSets.isEmpty }
@@ -56,6 +61,7 @@ protocol EntityBatch: AnyObject {
     var table: String { get }
     var entityName: String { get }
     func write(in session: DatabaseSession, options: UpsertOptions) async throws -> UpsertResult
+    func register(into context: EntityContext)
 }
 
 final class TypedEntityBatch<Entity: EntityProtocol>: EntityBatch {
@@ -66,6 +72,10 @@ final class TypedEntityBatch<Entity: EntityProtocol>: EntityBatch {
 
     func write(in session: DatabaseSession, options: UpsertOptions) async throws -> UpsertResult {
         try await session.upsert(entities, options: options)
+    }
+
+    func register(into context: EntityContext) {
+        for entity in entities { context.register(entity) }
     }
 }
 
