@@ -26,7 +26,7 @@ struct AuthorModel: StoredModel, Equatable {
 }
 
 /// A store owns a set of books, through the join table `store_books`.
-struct StoreModel: Sendable, Equatable {
+struct StoreModel: Codable, Sendable, Equatable {
     let uuid: UUID
     var brand: String
     /// `nil` when not loaded: writing the store then leaves its set alone.
@@ -56,7 +56,7 @@ extension StoreModel: EntityConvertible {
 }
 
 /// A book has an author (to-one) and reviews that point back at it (a back reference).
-struct BookModel: Sendable, Equatable {
+struct BookModel: Codable, Sendable, Equatable {
     let uuid: UUID
     var title: String?
     var price: Double?

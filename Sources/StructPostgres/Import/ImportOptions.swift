@@ -68,6 +68,11 @@ public struct ImportProgress: Sendable, Equatable {
     public var done: Int
     /// All records, when known before the end (an in-memory payload); `nil` while streaming a file.
     public var total: Int?
+
+    public init(done: Int, total: Int?) {
+        self.done = done
+        self.total = total
+    }
 }
 
 /// What an import did.

@@ -62,6 +62,7 @@ struct ImportRun<Model: EntityConvertible & Decodable> {
     private let context: ImportDecoder.Context
     private var result = ImportResult()
     private var batch: [(index: Int, work: EntityContext)] = []
+    private var reported = 0
 
     init(options: ImportOptions, total: Int?, reader: JSONRecordReader) {
         self.options = options
@@ -129,7 +130,10 @@ struct ImportRun<Model: EntityConvertible & Decodable> {
                 throw error
             }
         }
-        options.progress?(ImportProgress(done: result.records, total: total))
+        if result.records > reported {
+            reported = result.records
+            options.progress?(ImportProgress(done: result.records, total: total))
+        }
     }
 
     /// After a batch failed in the database: each record on its own, so only the bad ones are left out.
