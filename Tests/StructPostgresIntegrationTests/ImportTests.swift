@@ -156,6 +156,13 @@ private func snapshot(_ service: PostgresService) async throws -> [String] {
             #expect(store.books?.map(\.title) == ["One", "Two"])
             #expect(store.books?.map(\.author?.name) == ["Writer", "Writer"])
             #expect(store.books?[1].reviews?.map(\.content) == ["ok"])
+
+            let before = try await snapshot(service)
+            let broken = json(#"[{"uuid": "\#(ids[5])", "brand": "B", "books": [{"uuid": "\#(ids[6])", "price": 1}, "#
+                + #"{"uuid": "\#(ids[7])", "price": 2, "author": {"uuid": "\#(ids[8])"}}]}]"#)
+            let error = await #expect(throws: StructPostgresError.self) { try await service.import(StoreModel.self, from: broken) }
+            #expect(error?.message == "record [0].books[1].author.name: missing required field; nothing was imported")
+            #expect(try await snapshot(service) == before)
         }
     }
 
