@@ -196,6 +196,21 @@ private func snapshot(_ service: PostgresService) async throws -> [String] {
         }
     }
 
+    @Test func aRecordTheDatabaseRefusesRollsBackEarlierBatches() async throws {
+        try await withBookstore { service, _ in
+            try await service.execute(unsafeSQL: "ALTER TABLE users ADD CONSTRAINT no_mallory CHECK (name <> 'Mallory')")
+            let before = try await snapshot(service)
+            let payload = json(#"[{"uuid": "\#(ids[0])", "name": "A", "role": "critic"}, {"uuid": "\#(ids[1])", "name": "Mallory", "role": "reader"}]"#)
+            let error = await #expect(throws: StructPostgresError.self) {
+                try await service.import(UserModel.self, from: payload, options: ImportOptions(batchSize: 1))
+            }
+            #expect(error?.code == .checkViolation)
+            #expect(error?.constraint == "no_mallory")
+            #expect(error?.message.hasSuffix("(records 1...1); nothing was imported") == true)
+            #expect(try await snapshot(service) == before)
+        }
+    }
+
     @Test func skipAndReportStoresTheGoodRecordsAndListsTheBadOnes() async throws {
         try await withBookstore { service, _ in
             try await service.execute(unsafeSQL: "ALTER TABLE users ADD CONSTRAINT no_mallory CHECK (name <> 'Mallory')")

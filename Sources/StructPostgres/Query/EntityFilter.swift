@@ -23,43 +23,41 @@ public struct EntityFilter<Entity: EntityProtocol>: Sendable {
         Self(.between(key(keyPath), lower, upper))
     }
 
-    /// Text at `keyPath` that contains, begins with, ends with or (`*`, `?` wildcards) is like `text`.
-    public static func contains(_ keyPath: KeyPath<Entity, String?>, _ text: String, caseInsensitive: Bool = false) -> Self {
-        Self(.compare(key(keyPath), .contains, text, Filter.Options(caseInsensitive: caseInsensitive)))
+    /// Text at `keyPath` that contains `text`.
+    public static func contains<Text: TextValue>(_ keyPath: KeyPath<Entity, Text>, _ text: String, caseInsensitive: Bool = false) -> Self {
+        textFilter(keyPath, .contains, text, caseInsensitive)
     }
 
-    public static func contains(_ keyPath: KeyPath<Entity, String>, _ text: String, caseInsensitive: Bool = false) -> Self {
-        Self(.compare(key(keyPath), .contains, text, Filter.Options(caseInsensitive: caseInsensitive)))
+    /// Text at `keyPath` that begins with `text`.
+    public static func beginsWith<Text: TextValue>(_ keyPath: KeyPath<Entity, Text>, _ text: String, caseInsensitive: Bool = false) -> Self {
+        textFilter(keyPath, .beginsWith, text, caseInsensitive)
     }
 
-    public static func beginsWith(_ keyPath: KeyPath<Entity, String?>, _ text: String, caseInsensitive: Bool = false) -> Self {
-        Self(.compare(key(keyPath), .beginsWith, text, Filter.Options(caseInsensitive: caseInsensitive)))
+    /// Text at `keyPath` that ends with `text`.
+    public static func endsWith<Text: TextValue>(_ keyPath: KeyPath<Entity, Text>, _ text: String, caseInsensitive: Bool = false) -> Self {
+        textFilter(keyPath, .endsWith, text, caseInsensitive)
     }
 
-    public static func beginsWith(_ keyPath: KeyPath<Entity, String>, _ text: String, caseInsensitive: Bool = false) -> Self {
-        Self(.compare(key(keyPath), .beginsWith, text, Filter.Options(caseInsensitive: caseInsensitive)))
+    /// Text at `keyPath` matching `pattern`, whose `*` stands for any text and `?` for one character.
+    public static func like<Text: TextValue>(_ keyPath: KeyPath<Entity, Text>, _ pattern: String, caseInsensitive: Bool = false) -> Self {
+        textFilter(keyPath, .like, pattern, caseInsensitive)
     }
 
-    public static func endsWith(_ keyPath: KeyPath<Entity, String?>, _ text: String, caseInsensitive: Bool = false) -> Self {
-        Self(.compare(key(keyPath), .endsWith, text, Filter.Options(caseInsensitive: caseInsensitive)))
-    }
-
-    public static func endsWith(_ keyPath: KeyPath<Entity, String>, _ text: String, caseInsensitive: Bool = false) -> Self {
-        Self(.compare(key(keyPath), .endsWith, text, Filter.Options(caseInsensitive: caseInsensitive)))
-    }
-
-    public static func like(_ keyPath: KeyPath<Entity, String?>, _ pattern: String, caseInsensitive: Bool = false) -> Self {
-        Self(.compare(key(keyPath), .like, pattern, Filter.Options(caseInsensitive: caseInsensitive)))
-    }
-
-    public static func like(_ keyPath: KeyPath<Entity, String>, _ pattern: String, caseInsensitive: Bool = false) -> Self {
-        Self(.compare(key(keyPath), .like, pattern, Filter.Options(caseInsensitive: caseInsensitive)))
+    private static func textFilter<Text>(
+        _ keyPath: KeyPath<Entity, Text>, _ op: Filter.Operator, _ text: String, _ caseInsensitive: Bool
+    ) -> Self {
+        Self(.compare(key(keyPath), op, text, Filter.Options(caseInsensitive: caseInsensitive)))
     }
 
     public static func && (lhs: Self, rhs: Self) -> Self { Self(.all([lhs.filter.node, rhs.filter.node])) }
     public static func || (lhs: Self, rhs: Self) -> Self { Self(.any([lhs.filter.node, rhs.filter.node])) }
     public static prefix func ! (filter: Self) -> Self { Self(.not(filter.filter.node)) }
 }
+
+/// A property holding text: `String` or `String?`.
+public protocol TextValue {}
+extension String: TextValue {}
+extension Optional: TextValue where Wrapped == String {}
 
 public func == <Entity: EntityProtocol, Value: Encodable & Sendable>(lhs: KeyPath<Entity, Value>, rhs: Value) -> EntityFilter<Entity> {
     EntityFilter(.compare(EntityFilter.key(lhs), .equal, rhs, Filter.Options()))
