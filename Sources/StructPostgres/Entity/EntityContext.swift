@@ -44,11 +44,6 @@ public final class EntityContext {
         }
     }
 
-    /// Registers everything `other` holds here too, in its order.
-    func absorb(_ other: EntityContext) {
-        for batch in other.batches { batch.register(into: self) }
-    }
-
     var registeredBatches: [any EntityBatch] { batches }
     var registeredJoinSets: [any JoinSetWrite] { joinSets }
     var isEmpty: Bool { batches.isEmpty && joinSets.isEmpty }
@@ -61,7 +56,6 @@ protocol EntityBatch: AnyObject {
     var table: String { get }
     var entityName: String { get }
     func write(in session: DatabaseSession, options: UpsertOptions) async throws -> UpsertResult
-    func register(into context: EntityContext)
 }
 
 final class TypedEntityBatch<Entity: EntityProtocol>: EntityBatch {
@@ -72,10 +66,6 @@ final class TypedEntityBatch<Entity: EntityProtocol>: EntityBatch {
 
     func write(in session: DatabaseSession, options: UpsertOptions) async throws -> UpsertResult {
         try await session.upsert(entities, options: options)
-    }
-
-    func register(into context: EntityContext) {
-        for entity in entities { context.register(entity) }
     }
 }
 

@@ -61,7 +61,7 @@ struct ImportRun<Model: EntityConvertible & Decodable> {
     var reader: JSONRecordReader
     private let context: ImportDecoder.Context
     private var result = ImportResult()
-    private var batch: [(index: Int, work: EntityContext)] = []
+    private var batch: [(index: Int, model: Model)] = []
     private var reported = 0
 
     init(options: ImportOptions, total: Int?, reader: JSONRecordReader) {
@@ -86,11 +86,12 @@ struct ImportRun<Model: EntityConvertible & Decodable> {
             if batch.count >= options.batchSize { try await flush(write) }
         }
         try await flush(write)
+        result.failures.sort { $0.index < $1.index }
         return result
     }
 
-    /// Parses and decodes one record and converts it into its own unit of work.
-    private func convert(_ bytes: ArraySlice<UInt8>, offset: Int, index: Int) throws -> EntityContext {
+    /// Parses and decodes one record.
+    private func convert(_ bytes: ArraySlice<UInt8>, offset: Int, index: Int) throws -> Model {
         let value: JSONValue
         do {
             value = try bytes.withUnsafeBufferPointer { try JSONParser.parse($0, base: offset) }
@@ -105,20 +106,39 @@ struct ImportRun<Model: EntityConvertible & Decodable> {
         } catch {
             throw ImportFailure(index: index, path: "[\(index)]", reason: "\(error)")
         }
-        let work = EntityContext()
-        do {
-            try work.insert(model)
-        } catch let error as StructPostgresError {
-            throw ImportFailure(index: index, path: "[\(index)]", reason: error.message)
+        return model
+    }
+
+    /// The batch as one unit of work. A record whose conversion throws is a failure: under skip-and-report
+    /// it is left out (and the unit of work built again without its partial entities).
+    private mutating func unitOfWork() throws -> EntityContext {
+        while true {
+            let work = EntityContext()
+            do {
+                for (position, record) in batch.enumerated() {
+                    do {
+                        try work.insert(record.model)
+                    } catch let error as StructPostgresError {
+                        let failure = ImportFailure(index: record.index, path: "[\(record.index)]", reason: error.message)
+                        guard options.onFailure == .skipAndReport else {
+                            throw StructPostgresError(.invalidValue, "record \(failure.path): \(failure.reason); nothing was imported")
+                        }
+                        result.failures.append(failure)
+                        batch.remove(at: position)
+                        throw failure
+                    }
+                }
+                return work
+            } catch is ImportFailure {
+                continue
+            }
         }
-        return work
     }
 
     private mutating func flush(_ write: Write) async throws {
         defer { batch.removeAll(keepingCapacity: true) }
         if !batch.isEmpty {
-            let merged = EntityContext()
-            for record in batch { merged.absorb(record.work) }
+            let merged = try unitOfWork()
             do {
                 result.written = result.written + (try await write(merged, merged.statementCount))
             } catch let error as StructPostgresError where options.onFailure == .skipAndReport && error.sqlState != nil {
@@ -140,12 +160,13 @@ struct ImportRun<Model: EntityConvertible & Decodable> {
     private mutating func writeOneByOne(_ write: Write) async throws {
         for record in batch {
             do {
-                result.written = result.written + (try await write(record.work, max(2, record.work.statementCount)))
+                let work = EntityContext()
+                try work.insert(record.model)
+                result.written = result.written + (try await write(work, max(2, work.statementCount)))
             } catch let error as StructPostgresError where error.sqlState != nil {
                 result.failures.append(ImportFailure(index: record.index, path: "[\(record.index)]", reason: error.message))
             }
         }
-        result.failures.sort { $0.index < $1.index }
     }
 
     /// `[3].author.name: missing required field`.
