@@ -1,3 +1,5 @@
+import Synchronization
+
 /// How property names (coding keys) become column names.
 public enum ColumnNaming: Sendable {
     /// `authorID` -> `author_id`, `avatarURL` -> `avatar_url`; keys already in snake_case stay as they are.
@@ -9,8 +11,20 @@ public enum ColumnNaming: Sendable {
     public func column(for key: String) -> String {
         switch self {
         case .verbatim: key
-        case .snakeCase: Self.snakeCase(key)
+        case .snakeCase: Self.cachedSnakeCase(key)
         }
+    }
+
+    /// Coding keys are few and converted for every row: convert each once.
+    private static let converted = Mutex<[String: String]>([:])
+
+    private static func cachedSnakeCase(_ key: String) -> String {
+        if let known = converted.withLock({ $0[key] }) { return known }
+        let column = snakeCase(key)
+        converted.withLock { cache in
+            if cache.count < 10_000 { cache[key] = column }
+        }
+        return column
     }
 
     /// Splits camelCase into lowercase words joined by `_`, keeping acronyms together.
