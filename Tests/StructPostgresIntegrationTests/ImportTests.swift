@@ -262,7 +262,7 @@ private func snapshot(_ service: PostgresService) async throws -> [String] {
 
 /// A JSON array of users, written in pieces, about 200 bytes a record.
 func writeUsers(_ count: Int, to file: URL) throws {
-    FileManager.default.createFile(atPath: file.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: file.path, contents: nil)
     let handle = try FileHandle(forWritingTo: file)
     defer { try? handle.close() }
     var chunk = "["
