@@ -46,8 +46,8 @@ private func render(_ format: String, _ arguments: (any Encodable & Sendable)?..
         ("title CONTAINS 'un'", #"b."title" LIKE $1"#), ("title LIKE[c] 'D*n?'", #"b."title" ILIKE $1"#),
         ("price BETWEEN {1, 5}", #"b."price" BETWEEN $1 AND $2"#),
         ("pages IN {1, 2, 3}", #"b."pages" = ANY($1::int8[])"#),
-        ("NOT pages IN {1, 2}", #"(b."pages" IS NULL OR NOT (b."pages" = ANY($1::int8[])))"#),
-        ("pages NOT IN {1, 2}", #"(b."pages" IS NULL OR NOT (b."pages" = ANY($1::int8[])))"#),
+        ("NOT pages IN {1, 2}", #"(b."pages" = ANY($1::int8[])) IS NOT TRUE"#),
+        ("pages NOT IN {1, 2}", #"(b."pages" = ANY($1::int8[])) IS NOT TRUE"#),
         ("NOT title == 'x'", #"b."title" IS DISTINCT FROM $1"#), ("!(price > 3)", #"(b."price" > $1) IS NOT TRUE"#),
         ("NOT title CONTAINS 'x'", #"(b."title" LIKE $1) IS NOT TRUE"#),
         ("price > 1 AND price < 5 OR pages == 3", #"((b."price" > $1 AND b."price" < $2) OR b."pages" = $3)"#),
@@ -55,6 +55,10 @@ private func render(_ format: String, _ arguments: (any Encodable & Sendable)?..
         ("NOT (price > 1 AND title == 'x')", #"((b."price" > $1) IS NOT TRUE OR b."title" IS DISTINCT FROM $2)"#),
         ("publishedAt == nil", #"b."published_at" IS NULL"#), ("published_at != nil", #"b."published_at" IS NOT NULL"#),
         ("price > -2.5e1", #"b."price" > $1"#),
+        ("NOT title IN {nil, 'x'}", #"((b."title" = ANY($1::text[]) OR b."title" IS NULL)) IS NOT TRUE"#),
+        ("title IN {nil}", #"(b."title" = ANY($1::text[]) OR b."title" IS NULL)"#),
+        ("title <[c] 'M'", #"lower(b."title") < lower($1)"#),
+        ("#title == 'x'", #"b."title" = $1"#),
     ])
     func operatorsAndModifiers(format: String, sql: String) throws {
         #expect(try render(format).sql == sql)
@@ -139,6 +143,10 @@ private func render(_ format: String, _ arguments: (any Encodable & Sendable)?..
         #expect(likeOnNumber?.message == "filter on 'price': beginsWith needs a text column and a string; column 'price' is double precision")
         let toManyWithoutAny = #expect(throws: StructPostgresError.self) { try render("books.title == 'x'") }
         #expect(toManyWithoutAny?.message == "unknown key path 'books.title': 'books' is not a relationship of Book; it has no relationships")
+        let escapedKeyword = #expect(throws: StructPostgresError.self) { try render("#contains == 1") }
+        #expect(escapedKeyword?.message.hasPrefix("unknown key 'contains' for Book") == true)
+        let uuidOnText = try render("title == %@", UUID())
+        #expect(uuidOnText.sql == #"b."title" = $1::text"#, "a UUID meets a text column as its text")
         let diacritics = #expect(throws: StructPostgresError.self) { try render("title ==[cd] 'x'") }
         #expect(diacritics?.message.contains("[d]") == true)
     }

@@ -93,8 +93,9 @@ extension ConnectionSettings {
         }
     }
 
-    /// The PostgresNIO client configuration for these settings and pool options.
-    func clientConfiguration(pool: PoolOptions) throws -> PostgresClient.Configuration {
+    /// The PostgresNIO client configuration for these settings and pool options (TLS as ``sslMode`` says),
+    /// for code that also talks to PostgresNIO's `PostgresClient` directly.
+    public func clientConfiguration(pool: PoolOptions = PoolOptions()) throws -> PostgresClient.Configuration {
         var configuration: PostgresClient.Configuration
         if usesUnixSocket {
             configuration = .init(unixSocketPath: unixSocketPath, username: user, password: password, database: database)

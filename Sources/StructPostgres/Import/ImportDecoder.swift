@@ -235,14 +235,18 @@ extension ImportDecoder: SingleValueDecodingContainer {
         case .string(let string) where context.options.numbersFromStrings: text = string.trimmingCharacters(in: .whitespaces)
         default: throw mismatch(N.self, "expected a number, found \(describe(value))")
         }
-        guard let number = make(text) else { throw mismatch(N.self, "expected a number, found \(describe(value))") }
+        // The whole text must be a number: Decimal(string:) alone would take "12.5 USD" as 12.5.
+        guard Double(text) != nil, let number = make(text) else { throw mismatch(N.self, "expected a number, found \(describe(value))") }
         return number
     }
 
     private func integer<I: FixedWidthInteger>() throws -> I {
         let text = try number(String.self) { $0 }
         if let exact = I(text) { return exact }
-        if let double = Double(text), double.rounded() == double, let converted = I(exactly: double) { return converted }
+        // `12.0` and `12.000` are integers; anything else that is not exact is refused rather than rounded.
+        if let dot = text.firstIndex(of: "."), text[text.index(after: dot)...].allSatisfy({ $0 == "0" }), let exact = I(text[..<dot]) {
+            return exact
+        }
         throw mismatch(I.self, "expected \(I.self), found \(describe(value))")
     }
 

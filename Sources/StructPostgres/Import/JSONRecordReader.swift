@@ -79,7 +79,10 @@ struct JSONRecordReader {
 
     /// Scans one value, counting brackets outside strings, and returns its bytes.
     private mutating func element() throws -> (bytes: ArraySlice<UInt8>, offset: Int) {
-        guard try peekSkippingWhitespace() != nil else { throw malformed("the payload ends where a record was expected") }
+        guard let first = try peekSkippingWhitespace() else { throw malformed("the payload ends where a record was expected") }
+        guard first != UInt8(ascii: ","), first != UInt8(ascii: "]"), first != UInt8(ascii: "}") else {
+            throw malformed("expected a record, found '\(Character(UnicodeScalar(first)))'")
+        }
         compact()
         let start = position
         var depth = 0

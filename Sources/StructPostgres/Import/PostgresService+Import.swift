@@ -145,7 +145,8 @@ struct ImportRun<Model: EntityConvertible & Decodable> {
                 try await writeOneByOne(write)
             } catch var error as StructPostgresError {
                 if let first = batch.first?.index, let last = batch.last?.index {
-                    error.message += " (records \(first)...\(last)); nothing was imported"
+                    error.message += " (records \(first)...\(last))"
+                    if options.onFailure == .allOrNothing { error.message += "; nothing was imported" }
                 }
                 throw error
             }

@@ -19,8 +19,7 @@ struct FilterComparison {
             throw invalid("diacritic-insensitive comparison ([d]) is not supported: PostgreSQL needs the unaccent extension for it")
         }
         var encoded = try encode(value)
-        let subject = options.caseInsensitive && op == .equal || options.caseInsensitive && op == .notEqual
-            ? "lower(\(operand.sql))" : operand.sql
+        let subject = options.caseInsensitive ? "lower(\(operand.sql))" : operand.sql
         if encoded == .null {
             switch op {
             case .equal: return negated ? "\(operand.sql) IS NOT NULL" : "\(operand.sql) IS NULL"
@@ -69,9 +68,13 @@ struct FilterComparison {
             throw invalid("the values do not all have one type")
         }
         for value in encoded where value != .null { try check(value) }
-        let parameter = statement.bind(array: BinaryColumnArray(element: wire, values: encoded))
-        let list = needsCast(wire) ? "\(parameter)::\(wire.sqlName)[]::\(operand.column.castName)[]" : "\(parameter)::\(wire.sqlName)[]"
-        return negated ? "(\(operand.sql) IS NULL OR NOT (\(operand.sql) = ANY(\(list))))" : "\(operand.sql) = ANY(\(list))"
+        let values = encoded.filter { $0 != .null }
+        let parameter = statement.bind(array: BinaryColumnArray(element: wire, values: values))
+        let list = needsCast(wire) ? "\(parameter)::\(wire.sqlName)[]::\(castTarget)[]" : "\(parameter)::\(wire.sqlName)[]"
+        // A nil in the list matches NULL, as in NSPredicate; negation keeps rows the list does not hold.
+        var condition = "\(operand.sql) = ANY(\(list))"
+        if values.count < encoded.count { condition = "(\(condition) OR \(operand.sql) IS NULL)" }
+        return negated ? "(\(condition)) IS NOT TRUE" : condition
     }
 
     /// BEGINSWITH, ENDSWITH, CONTAINS and LIKE as a LIKE pattern; the value's own `%`, `_` and `\` match literally.
@@ -147,12 +150,16 @@ struct FilterComparison {
         }
     }
 
+    /// Text into a non-text column, JSON into a non-jsonb one, a UUID into a text column (compared as its text).
     private func needsCast(_ wire: WireType?) -> Bool {
         (wire == .text && !operand.column.isStringLike) || (wire == .jsonb && operand.column.baseName != "jsonb")
+            || (wire == .uuid && operand.column.isStringLike)
     }
 
+    private var castTarget: String { operand.column.isStringLike ? "text" : operand.column.castName }
+
     private func cast(_ parameter: String, _ wire: WireType?) -> String {
-        needsCast(wire) ? "\(parameter)::\(operand.column.castName)" : parameter
+        needsCast(wire) ? "\(parameter)::\(castTarget)" : parameter
     }
 
     private func invalid(_ message: String) -> StructPostgresError {

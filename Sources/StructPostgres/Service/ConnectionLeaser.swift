@@ -9,6 +9,21 @@ extension ServiceRuntime {
     /// caller's task and need not be `Sendable`. The child holds the lease until `body` has returned,
     /// even if the caller is cancelled meanwhile, so a connection is never shared while in use.
     func withConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        // The pool may still hand out a connection the server has just closed, before it notices: lease again,
+        // giving the pool a moment to drop it.
+        for attempt in 0..<20 {
+            do {
+                return try await leaseOnce(body)
+            } catch is StaleConnection {
+                try await Task.sleep(for: .milliseconds(min(5 * (attempt + 1), 50)))
+            }
+        }
+        throw StructPostgresError(.connectionLost, "the pool kept handing out closed connections")
+    }
+
+    private struct StaleConnection: Error {}
+
+    private func leaseOnce<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         let handoff = AsyncStream<PostgresConnection>.makeStream()
         let release = ReleaseSignal()
         let timeout = configuration.pool.acquireTimeout
@@ -45,6 +60,7 @@ extension ServiceRuntime {
             }
             switch outcome {
             case .leased(let connection):
+                guard !connection.isClosed else { throw StaleConnection() }
                 return try await body(connection)
             case .failed:
                 // The lease threw (pool closed or not running), or this task was cancelled.

@@ -29,7 +29,10 @@ extension DatabaseSession {
         _ type: T.Type, of links: LinkValues, _ resolved: ResolvedRelationship, _ loading: Loading
     ) async throws -> [ByteBuffer: [T]] {
         let keys = links.distinct
-        guard !keys.isEmpty else { return [:] }
+        guard !keys.isEmpty else {
+            try loading.validate(relationships: T.relationships.map(\.name), entity: "\(T.self)")
+            return [:]
+        }
         let description = try await describe(T.self)
         var statement = Statement(sql: resolved.targetSQL)
         _ = statement.bind(cells: RawCellArray(elementType: links.elementType, values: keys))

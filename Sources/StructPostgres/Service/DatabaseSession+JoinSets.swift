@@ -65,7 +65,7 @@ extension DatabaseSession {
             FROM unnest(\(parentParameter)::\(ownerWire.sqlName)[], \(childParameter)::\(childWire.sqlName)[]) AS p(parent, child)), \
             removed AS (DELETE FROM \(join.quotedTable) j WHERE j.\(jp) = ANY(\(owned)) \
             AND NOT EXISTS (SELECT 1 FROM pairs p WHERE p.parent = j.\(jp) AND p.child = j.\(jc)) RETURNING j.\(jc) AS child), \
-            added AS (INSERT INTO \(join.quotedTable) (\(jp), \(jc)) SELECT parent, child FROM pairs ON CONFLICT DO NOTHING RETURNING 1)
+            added AS (INSERT INTO \(join.quotedTable) (\(jp), \(jc)) SELECT parent, child FROM pairs ON CONFLICT (\(jp), \(jc)) DO NOTHING RETURNING 1)
             """
         var orphans = "0::int8"
         if join.onRemove == .deleteOrphans {

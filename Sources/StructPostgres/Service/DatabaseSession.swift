@@ -114,7 +114,7 @@ struct DatabaseSession: Sendable {
                 name: name, typeName: typeName, baseName: baseName, category: category.first ?? "X",
                 maxLength: hasLength ? Int(typmod - 4) : nil,
                 numericPrecision: hasPrecision ? Self.numericPrecision(typmod) : nil,
-                castName: castName)
+                castName: baseName == "bpchar" ? "bpchar" : baseName == "_bpchar" ? "bpchar[]" : castName)
             order.append(name)
         }
         var keysQuery = Statement(sql: TableSchema.uniqueKeysSQL)

@@ -26,10 +26,12 @@ public struct ModelStream<Model: EntityConvertible>: AsyncSequence, Sendable {
         private let lease: StreamLease<Model.Entity>
         private var rows: PostgresRowSequence.AsyncIterator?
         private var layout: RowLayout?
+        private var finished = false
 
         init(lease: StreamLease<Model.Entity>) { self.lease = lease }
 
         public mutating func next() async throws -> Model? {
+            guard !finished else { return nil }
             do {
                 if rows == nil {
                     let (sequence, layout) = try await lease.open()
@@ -41,13 +43,15 @@ public struct ModelStream<Model: EntityConvertible>: AsyncSequence, Sendable {
                 let next = try await cursor.next()
                 rows = cursor
                 guard let row = next else {
+                    finished = true
                     lease.release()
                     return nil
                 }
                 return try DatabaseSession.decode(Model.Entity.self, row.makeRandomAccess(), layout!).toModel()
             } catch {
+                finished = true
                 lease.release()
-                throw StructPostgresError.from(error, sql: nil)
+                throw StructPostgresError.from(Task.isCancelled ? CancellationError() : error, sql: nil)
             }
         }
     }
@@ -88,6 +92,7 @@ final class StreamLease<Entity: EntityProtocol>: Sendable {
         }
         var iterator = opened.stream.makeAsyncIterator()
         guard let result = try await iterator.next() else {
+            if Task.isCancelled { throw CancellationError() }
             throw StructPostgresError(.connectionLost, "the stream's connection closed before the query started")
         }
         return result

@@ -2,6 +2,8 @@
 struct PredicateLexer {
     enum Kind: Equatable {
         case identifier(String)
+        /// `#name`: a key even when it spells a keyword.
+        case escapedKey(String)
         case string(String)
         case number(String)
         case placeholder(String)
@@ -78,7 +80,7 @@ struct PredicateLexer {
                     text.append(characters[index])
                     index += 1
                 }
-                tokens.append(Token(kind: .identifier(text), position: start))
+                tokens.append(Token(kind: char == "#" ? .escapedKey(text) : .identifier(text), position: start))
             } else if char == "[" {
                 guard let close = characters[index...].firstIndex(of: "]") else {
                     throw fail("the modifier that starts here is not closed", start)

@@ -198,6 +198,9 @@ struct PredicateParser {
                 throw error("expected a key or a value, found the keyword \(word.uppercased())", at: token)
             default: return .key(word)
             }
+        case .escapedKey(let name):
+            advance()
+            return .key(name)
         case .string(let text):
             advance()
             return .value(text)
@@ -296,6 +299,7 @@ struct PredicateParser {
     private func describe(_ token: Token) -> String {
         switch token.kind {
         case .identifier(let text): "'\(text)'"
+        case .escapedKey(let text): "'#\(text)'"
         case .string(let text): "the string '\(text)'"
         case .number(let text): "the number \(text)"
         case .placeholder(let text): text

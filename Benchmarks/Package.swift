@@ -1,0 +1,26 @@
+// swift-tools-version:6.2
+// The benchmark suite: StructPostgres against hand-written PostgresNIO (and, next, Fluent) in one process
+// against one throwaway server. Separate from the library's package so that users and CI never build it.
+import PackageDescription
+
+let package = Package(
+    name: "StructPostgresBenchmarks",
+    platforms: [.macOS(.v14)],
+    dependencies: [
+        .package(name: "StructPostgres", path: ".."),
+        .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "Bench",
+            dependencies: [
+                .product(name: "StructPostgres", package: "StructPostgres"),
+                .product(name: "StructPostgresTesting", package: "StructPostgres"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+    ]
+)
