@@ -21,7 +21,7 @@ struct HandWritten {
     }
 
     func upsertOne(_ book: BenchBook) async throws {
-        _ = try await client.execute(UpsertBook(book: book)).collect()
+        for try await _ in try await client.execute(UpsertBook(book: book)) {}
     }
 
     func delete(_ ids: [UUID]) async throws {
