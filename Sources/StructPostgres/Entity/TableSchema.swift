@@ -18,6 +18,20 @@ struct TableSchema: Sendable {
 
         var isArray: Bool { category == "A" }
         var isStringLike: Bool { category == "S" }
+
+        /// Whether a value travelling as `wire` fits this column; text and JSON depend on the use (a write lets
+        /// the server convert text, a comparison is stricter), so the caller says.
+        func accepts(_ wire: WireType, text: Bool, json: Bool) -> Bool {
+            switch wire {
+            case .text: text
+            case .jsonb: json
+            case .uuid: baseName == "uuid" || isStringLike
+            case .bool: baseName == "bool"
+            case .int2, .int4, .int8, .float4, .float8, .numeric: category == "N"
+            case .timestamptz: ["timestamptz", "timestamp", "date"].contains(baseName)
+            case .bytea: baseName == "bytea"
+            }
+        }
     }
 
     let table: String

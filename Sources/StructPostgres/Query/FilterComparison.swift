@@ -117,20 +117,12 @@ struct FilterComparison {
     private func check(_ value: ColumnValue) throws {
         let column = operand.column
         let base = column.baseName
-        let fits: Bool
-        switch value.wireType {
-        case .text?:
-            // Ported Core Data models often keep uuids as strings: a string that is a UUID may meet a uuid column.
-            let isUUIDText = if case .text(let text) = value { base == "uuid" && UUID(uuidString: text) != nil } else { false }
-            fits = column.isStringLike || column.category == "E" || ["jsonb", "json"].contains(base) || column.isArray || isUUIDText
-        case .uuid?: fits = base == "uuid" || column.isStringLike
-        case .bool?: fits = base == "bool"
-        case .int2?, .int4?, .int8?, .float4?, .float8?, .numeric?: fits = column.category == "N"
-        case .timestamptz?: fits = ["timestamptz", "timestamp", "date"].contains(base)
-        case .bytea?: fits = base == "bytea"
-        case .jsonb?: fits = ["jsonb", "json"].contains(base)
-        case nil: fits = true
-        }
+        guard let wire = value.wireType else { return }
+        // Ported Core Data models often keep uuids as strings: a string that is a UUID may meet a uuid column.
+        let isUUIDText = if case .text(let text) = value { base == "uuid" && UUID(uuidString: text) != nil } else { false }
+        let fits = column.accepts(
+            wire, text: column.isStringLike || column.category == "E" || ["jsonb", "json"].contains(base) || column.isArray || isUUIDText,
+            json: ["jsonb", "json"].contains(base))
         guard fits else {
             throw invalid("a \(Self.describe(value)) cannot be compared with column '\(column.name)' (\(column.typeName))")
         }

@@ -167,19 +167,3 @@ extension DatabaseSession {
         StructPostgresError(.invalidValue, message, entity: description.entity, table: description.schema.table)
     }
 }
-
-extension DatabaseSession {
-    /// Starts `statement` and returns its rows as they arrive, without collecting them.
-    func stream(_ statement: Statement, _ description: EntityDescription) async throws -> PostgresRowSequence {
-        let start = ContinuousClock.now
-        do {
-            try ensureOpen(sql: statement.sql)
-            let rows = try await connection.query(PostgresQuery(unsafeSQL: statement.sql, binds: statement.bindings), logger: runtime.logger)
-            observe(statement, since: start, failed: false)
-            return rows
-        } catch {
-            observe(statement, since: start, failed: true)
-            throw StructPostgresError.from(error, sql: statement.sql).with(entity: description.entity, table: description.schema.table)
-        }
-    }
-}

@@ -32,6 +32,16 @@ struct DatabaseSession: Sendable {
 
     /// Sends `statement` and reads all its rows.
     func run(_ statement: Statement) async throws -> [PostgresRow] {
+        try await send(statement) { try await $0.collect() }
+    }
+
+    /// Sends `statement` and returns its rows as they arrive, without collecting them.
+    func stream(_ statement: Statement) async throws -> PostgresRowSequence {
+        try await send(statement) { $0 }
+    }
+
+    /// Logs, sends and observes `statement`; `read` consumes its rows. Errors come back as ``StructPostgresError``.
+    private func send<T>(_ statement: Statement, _ read: (PostgresRowSequence) async throws -> T) async throws -> T {
         let configuration = runtime.configuration
         var metadata: Logger.Metadata = ["sql": "\(statement.sql)", "binds": "\(statement.bindings.count)"]
         if configuration.logBoundValues {
@@ -42,9 +52,9 @@ struct DatabaseSession: Sendable {
         do {
             try ensureOpen(sql: statement.sql)
             let query = PostgresQuery(unsafeSQL: statement.sql, binds: statement.bindings)
-            let rows = try await connection.query(query, logger: runtime.logger).collect()
+            let result = try await read(try await connection.query(query, logger: runtime.logger))
             observe(statement, since: start, failed: false)
-            return rows
+            return result
         } catch {
             observe(statement, since: start, failed: true)
             let mapped = StructPostgresError.from(error, sql: statement.sql, revealValues: configuration.logBoundValues)

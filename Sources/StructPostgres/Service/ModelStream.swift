@@ -81,7 +81,12 @@ final class StreamLease<Entity: EntityProtocol>: Sendable {
                 try await runtime.withConnection { connection in
                     let session = DatabaseSession(connection: connection, runtime: runtime)
                     let (statement, description) = try await session.selectStatement(Entity.self, request)
-                    let rows = try await session.stream(statement, description)
+                    let rows: PostgresRowSequence
+                    do {
+                        rows = try await session.stream(statement)
+                    } catch let error as StructPostgresError {
+                        throw error.with(entity: description.entity, table: description.schema.table)
+                    }
                     opened.continuation.yield((rows, RowLayout(description)))
                     opened.continuation.finish()
                     await done.wait()

@@ -31,15 +31,7 @@ struct ValueChecker {
         } else if column.isArray {
             fits = wire == .text
         } else {
-            switch wire {
-            case .text: fits = true
-            case .uuid: fits = base == "uuid" || column.isStringLike
-            case .bool: fits = base == "bool"
-            case .int2, .int4, .int8, .float4, .float8, .numeric: fits = column.category == "N"
-            case .timestamptz: fits = ["timestamptz", "timestamp", "date"].contains(base)
-            case .bytea: fits = base == "bytea"
-            case .jsonb: fits = base == "jsonb" || base == "json" || column.isStringLike
-            }
+            fits = column.accepts(wire, text: true, json: base == "jsonb" || base == "json" || column.isStringLike)
         }
         guard fits else {
             let swiftSide = isArray ? "an array" : wire.rawValue
