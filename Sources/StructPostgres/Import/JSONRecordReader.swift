@@ -147,9 +147,10 @@ struct JSONRecordReader {
         }
     }
 
-    /// Drops the bytes before `position`, so the buffer holds about one chunk.
+    /// Drops the bytes before `position`, so a file's buffer holds about one chunk. An in-memory payload is
+    /// left whole: it is in memory anyway, and copies of the reader then share it.
     private mutating func compact() {
-        guard position > Self.chunkSize else { return }
+        guard handle != nil, position > Self.chunkSize else { return }
         buffer.removeFirst(position)
         bufferOffset += position
         position = 0

@@ -15,10 +15,11 @@ extension PostgresService {
     public func `import`<Model: EntityConvertible & Decodable>(
         _ type: Model.Type, from data: Data, options: ImportOptions = ImportOptions()
     ) async throws -> ImportResult {
-        var counter = JSONRecordReader(data: data)
+        let reader = JSONRecordReader(data: data)
+        var counter = reader
         var total = 0
         while try counter.next() != nil { total += 1 }
-        return try await runImport(Model.self, total: total, options: options) { JSONRecordReader(data: data) }
+        return try await runImport(Model.self, total: total, options: options) { reader }
     }
 
     /// Imports a JSON file, read a chunk at a time: memory does not grow with the file.
