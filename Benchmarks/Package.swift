@@ -1,5 +1,5 @@
 // swift-tools-version:6.2
-// The benchmark suite: StructPostgres against hand-written PostgresNIO (and, next, Fluent) in one process
+// The benchmark suite: StructPostgres against hand-written PostgresNIO and Fluent in one process
 // against one throwaway server. Separate from the library's package so that users and CI never build it.
 import PackageDescription
 
@@ -10,6 +10,8 @@ let package = Package(
         .package(name: "StructPostgres", path: ".."),
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/vapor/fluent-kit", exact: "1.57.0"),
+        .package(url: "https://github.com/vapor/fluent-postgres-driver", exact: "2.14.0"),
     ],
     targets: [
         .executableTarget(
@@ -19,6 +21,8 @@ let package = Package(
                 .product(name: "StructPostgresTesting", package: "StructPostgres"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "FluentKit", package: "fluent-kit"),
+                .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

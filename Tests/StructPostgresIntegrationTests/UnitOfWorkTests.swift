@@ -60,7 +60,7 @@ private let schema = """
             log.reset()
             let result = try await service.update(entities: books)
             #expect(result == UpsertResult(inserted: 1 + 3 + 6, merged: 2))
-            let writes = log.all.filter { $0.hasPrefix("WITH upserted") }.map { sql in
+            let writes = log.all.filter { $0.hasPrefix("WITH upserted") || $0.hasPrefix("INSERT INTO") }.map { sql in
                 ["authors", "books", "reviews"].first { sql.contains("INSERT INTO \"\($0)\"") } ?? sql
             }
             #expect(writes == ["authors", "books", "reviews"])

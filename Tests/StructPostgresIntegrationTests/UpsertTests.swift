@@ -128,4 +128,27 @@ import Testing
             #expect(try await service.count(Novel.self) == 60)
         }
     }
+
+    @Test func aBatchLargerThanOneStatementIsWrittenInChunksInOneTransaction() async throws {
+        try await withTables(BookSchema.create) { service, log in
+            var all = books(25_001)
+            _ = try await service.count(Novel.self)  // the table's layout is read now, not during the write
+            log.reset()
+            let written = try await service.update(entities: all)
+            #expect(written == UpsertResult(inserted: 25_001))
+            #expect(log.all.count == 5)  // BEGIN, three chunks, COMMIT
+            #expect(log.all.first == "BEGIN" && log.all.last == "COMMIT")
+            let stored = try await rowCount("books", service)
+            #expect(stored == 25_001)
+            log.reset()
+            for index in all.indices { all[index].price = 2 }
+            all[24_000].title = "nul\u{0}byte"  // refused after two chunks were sent
+            let error = await #expect(throws: StructPostgresError.self) { try await service.update(entities: all) }
+            #expect(error?.rowKey == "uuid=\(all[24_000].uuid.uuidString)")
+            #expect(log.all.last == "ROLLBACK")
+            #expect(log.all.filter { $0.hasPrefix("WITH upserted") }.count == 2)
+            let changed = try await service.count(Novel.self, where: .equal("price", 2.0))
+            #expect(changed == 0)
+        }
+    }
 }

@@ -11,10 +11,19 @@ struct BenchBook: StoredModel, Equatable {
     var authorID: UUID
 }
 
-struct BenchAuthor: StoredModel {
+struct BenchAuthor: StoredModel, Equatable {
     static let table = "authors"
     let uuid: UUID
     var name: String
+}
+
+/// A row of `reviews`.
+struct BenchReview: StoredModel, Equatable {
+    static let table = "reviews"
+    let uuid: UUID
+    var bookID: UUID
+    var content: String
+    var createdAt: Date
 }
 
 /// Deterministic data: `count` books over `authors` authors; `version` changes every field but the key.
@@ -24,15 +33,32 @@ enum BenchData {
     }
 
     static func books(_ range: Range<Int>, authors: Int, version: Int) -> [BenchBook] {
-        range.map { index in
-            BenchBook(
-                uuid: uuid(2, index), title: "Book \(index) v\(version)", price: Double(index % 500) + Double(version) / 10,
-                publisher: "Publisher \(index % 37) v\(version)", authorID: uuid(1, (index * 7 + version) % authors))
-        }
+        range.map { book($0, authors: authors, version: version) }
+    }
+
+    static func book(_ index: Int, authors: Int, version: Int) -> BenchBook {
+        BenchBook(
+            uuid: uuid(2, index), title: "Book \(index) v\(version)", price: Double(index % 500) + Double(version) / 10,
+            publisher: "Publisher \(index % 37) v\(version)", authorID: uuid(1, (index * 7 + version) % authors))
+    }
+
+    /// Review `index` of `reviews` spread over `books` books, created a minute apart in reverse order.
+    static func review(_ index: Int, books: Int) -> BenchReview {
+        BenchReview(
+            uuid: uuid(3, index), bookID: uuid(2, index % books), content: "Review \(index): worth reading",
+            createdAt: Date(timeIntervalSince1970: 1_700_000_000 - Double(index) * 60))
     }
 
     /// `0000000k-0000-4000-8000-<index>`: readable, stable between contenders.
     static func uuid(_ kind: Int, _ index: Int) -> UUID {
-        UUID(uuidString: String(format: "%08d-0000-4000-8000-%012d", kind, index))!
+        var bytes: uuid_t = (0, 0, 0, UInt8(kind), 0, 0, 0x40, 0, 0x80, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &bytes) { raw in
+            var value = index
+            for position in stride(from: 15, through: 10, by: -1) {
+                raw[position] = UInt8(value % 100 / 10 * 16 + value % 10)
+                value /= 100
+            }
+        }
+        return UUID(uuid: bytes)
     }
 }

@@ -1,41 +1,83 @@
 import Foundation
+import Logging
 import PostgresNIO
 
 /// The contender written by hand on PostgresNIO, the best way we know: the pool, `unnest` batch upserts,
-/// prepared statements for single rows.
+/// prepared statements for single rows and point queries.
 struct HandWritten {
     let client: PostgresClient
+    let logger = Logger(label: "bench.hand-written")
 
-    func upsert(_ books: [BenchBook]) async throws {
-        let ids = books.map(\.uuid)
-        let titles = books.map(\.title)
-        let prices = books.map(\.price)
-        let publishers = books.map(\.publisher)
-        let authors = books.map(\.authorID)
-        try await client.query("""
-            INSERT INTO books (uuid, title, price, publisher, author_id)
-            SELECT * FROM unnest(\(ids)::uuid[], \(titles)::text[], \(prices)::float8[], \(publishers)::text[], \(authors)::uuid[])
-            ON CONFLICT (uuid) DO UPDATE SET title = EXCLUDED.title, price = EXCLUDED.price,
-                publisher = EXCLUDED.publisher, author_id = EXCLUDED.author_id
-            """)
+    func upsert(_ books: some Collection<BenchBook>) async throws {
+        try await client.query(Self.upsertBooks(books), logger: logger)
+    }
+
+    /// `books` in chunks of `chunk` rows, one `unnest` statement each, in one transaction.
+    func upsertInChunks(_ books: [BenchBook], chunk: Int) async throws {
+        try await client.withTransaction(logger: logger) { connection in
+            for start in stride(from: 0, to: books.count, by: chunk) {
+                try await connection.query(Self.upsertBooks(books[start..<min(books.count, start + chunk)]), logger: logger)
+            }
+        }
+    }
+
+    static func upsertBooks(_ books: some Collection<BenchBook>) -> PostgresQuery {
+        """
+        INSERT INTO books (uuid, title, price, publisher, author_id)
+        SELECT * FROM unnest(\(books.map(\.uuid))::uuid[], \(books.map(\.title))::text[], \(books.map(\.price))::float8[],
+                             \(books.map(\.publisher))::text[], \(books.map(\.authorID))::uuid[])
+        ON CONFLICT (uuid) DO UPDATE SET title = EXCLUDED.title, price = EXCLUDED.price,
+            publisher = EXCLUDED.publisher, author_id = EXCLUDED.author_id
+        """
     }
 
     func upsertOne(_ book: BenchBook) async throws {
-        for try await _ in try await client.execute(UpsertBook(book: book)) {}
+        try await client.withConnection { connection in
+            _ = try await connection.execute(UpsertBook(book: book), logger: logger)
+        }
+    }
+
+    func reviews(of book: UUID) async throws -> [BenchReview] {
+        try await client.withConnection { connection in
+            var reviews: [BenchReview] = []
+            for try await review in try await connection.execute(ReviewsOfBook(book: book), logger: logger) { reviews.append(review) }
+            return reviews
+        }
+    }
+
+    func allBooks() async throws -> [BenchBook] {
+        var books: [BenchBook] = []
+        let rows = try await client.query("SELECT uuid, title, price, publisher, author_id FROM books", logger: logger)
+        for try await (uuid, title, price, publisher, author) in rows.decode((UUID, String, Double, String, UUID).self) {
+            books.append(BenchBook(uuid: uuid, title: title, price: price, publisher: publisher, authorID: author))
+        }
+        return books
+    }
+
+    /// Reads every row of `books` into structs one at a time; returns how many and a checksum of the prices.
+    func streamBooks() async throws -> (Int, Double) {
+        var (count, sum) = (0, 0.0)
+        let rows = try await client.query("SELECT uuid, title, price, publisher, author_id FROM books", logger: logger)
+        for try await (uuid, title, price, publisher, author) in rows.decode((UUID, String, Double, String, UUID).self) {
+            let book = BenchBook(uuid: uuid, title: title, price: price, publisher: publisher, authorID: author)
+            count += 1
+            sum += book.price
+        }
+        return (count, sum)
     }
 
     func delete(_ ids: [UUID]) async throws {
-        try await client.query("DELETE FROM books WHERE uuid = ANY(\(ids)::uuid[])")
+        try await client.query("DELETE FROM books WHERE uuid = ANY(\(ids)::uuid[])", logger: logger)
     }
 
     func count(_ table: String) async throws -> Int {
-        let rows = try await client.query("SELECT count(*) FROM \(unescaped: table)")
+        let rows = try await client.query("SELECT count(*) FROM \(unescaped: table)", logger: logger)
         for try await count in rows.decode(Int64.self) { return Int(count) }
         return 0
     }
 
     func book(_ id: UUID) async throws -> BenchBook? {
-        let rows = try await client.query("SELECT uuid, title, price, publisher, author_id FROM books WHERE uuid = \(id)")
+        let rows = try await client.query("SELECT uuid, title, price, publisher, author_id FROM books WHERE uuid = \(id)", logger: logger)
         for try await (uuid, title, price, publisher, author) in rows.decode((UUID, String, Double, String, UUID).self) {
             return BenchBook(uuid: uuid, title: title, price: price, publisher: publisher, authorID: author)
         }
@@ -63,4 +105,21 @@ struct UpsertBook: PostgresPreparedStatement {
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Row { () }
+}
+
+struct ReviewsOfBook: PostgresPreparedStatement {
+    static let sql = "SELECT uuid, book_id, content, created_at FROM reviews WHERE book_id = $1 ORDER BY created_at"
+    typealias Row = BenchReview
+    let book: UUID
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 1)
+        bindings.append(book)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row {
+        let (uuid, book, content, createdAt) = try row.decode((UUID, UUID, String, Date).self)
+        return BenchReview(uuid: uuid, bookID: book, content: content, createdAt: createdAt)
+    }
 }

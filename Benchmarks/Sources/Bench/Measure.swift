@@ -1,10 +1,49 @@
 import Foundation
 
-/// Times and prints: one line per workload and contender, with the ratio to hand-written PostgresNIO.
+/// A contender's target relative to another: the library's figure over hand-written's (or its speedup over Fluent's).
+enum Target {
+    case atLeast(Double)
+    case atMost(Double)
+    case none
+
+    func met(by ratio: Double) -> Bool? {
+        switch self {
+        case .atLeast(let bound): ratio >= bound
+        case .atMost(let bound): ratio <= bound
+        case .none: nil
+        }
+    }
+
+    var text: String {
+        switch self {
+        case .atLeast(let bound): ">= \(format(bound))"
+        case .atMost(let bound): "<= \(format(bound))"
+        case .none: "-"
+        }
+    }
+}
+
+/// Prints one line per workload and contender as results come, and a Markdown table at the end.
 struct Report {
     enum Better { case higher, lower }
 
-    private var lines: [String] = []
+    struct Result {
+        let workload: String
+        let unit: String
+        let better: Better
+        let handWritten: Double
+        let library: Double
+        let fluent: Double?
+        let target: Target
+        let fluentTarget: Target
+
+        /// The library's figure over hand-written's: throughput ratio, or latency ratio for latencies.
+        var ratio: Double { library / handWritten }
+        /// How many times faster than Fluent the library is.
+        var speedup: Double? { fluent.map { better == .higher ? library / $0 : $0 / library } }
+    }
+
+    private(set) var results: [Result] = []
 
     /// Seconds taken by `body`.
     static func seconds(_ body: () async throws -> Void) async rethrows -> Double {
@@ -21,22 +60,95 @@ struct Report {
 
     static func percentile(_ values: [Double], _ p: Double) -> Double {
         let sorted = values.sorted()
-        return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
+        return sorted[min(sorted.count - 1, max(0, Int((Double(sorted.count) * p).rounded(.up)) - 1))]
     }
 
-    /// Prints the hand-written figure and the library's, with the library's ratio and the target.
-    mutating func compare(_ workload: String, unit: String, better: Better, handWritten: Double, library: Double, target: String) {
-        let ratio = library / handWritten
-        print(line(workload, "hand-written", handWritten, unit, "1.00", ""))
-        print(line(workload, "StructPostgres", library, unit, String(format: "%.2f", ratio), "target \(target)"))
-        lines.append(workload)
+    mutating func add(
+        _ workload: String, unit: String, better: Better, handWritten: Double, library: Double, fluent: Double? = nil,
+        target: Target, fluentTarget: Target = .none
+    ) {
+        let result = Result(
+            workload: workload, unit: unit, better: better, handWritten: handWritten, library: library, fluent: fluent,
+            target: target, fluentTarget: fluentTarget)
+        results.append(result)
+        say(line(workload, "hand-written", handWritten, unit, "1.00"))
+        say(line(workload, "StructPostgres", library, unit, format(result.ratio), verdict(result.ratio, target)))
+        if let fluent, let speedup = result.speedup {
+            say(line(workload, "Fluent", fluent, unit, format(fluent / handWritten),
+                       "StructPostgres is \(format(speedup))x Fluent " + verdict(speedup, fluentTarget)))
+        }
     }
 
-    private func line(_ workload: String, _ contender: String, _ value: Double, _ unit: String, _ ratio: String, _ note: String) -> String {
-        let figure = value >= 100 ? String(format: "%.0f", value) : String(format: "%.3f", value)
-        return workload.padding(toLength: 34, withPad: " ", startingAt: 0)
+    /// Prints an extra figure (memory, say) that has no contender ratio.
+    func note(_ workload: String, _ contender: String, _ text: String) {
+        say(workload.padding(toLength: 34, withPad: " ", startingAt: 0) + contender.padding(toLength: 16, withPad: " ", startingAt: 0) + text)
+    }
+
+    /// The results as a Markdown table, for the README.
+    func markdown() -> String {
+        var lines = [
+            "| Workload | hand-written PostgresNIO | StructPostgres | Fluent | StructPostgres / hand-written (target) | StructPostgres vs Fluent (target) |",
+            "|---|---:|---:|---:|---|---|",
+        ]
+        for result in results {
+            let fluent = result.fluent.map { "\(figure($0)) \(result.unit)" } ?? "not run"
+            let speedup = result.speedup.map { "\(format($0))x (\(result.fluentTarget.text)) \(mark($0, result.fluentTarget))" } ?? "-"
+            lines.append(
+                "| \(result.workload) | \(figure(result.handWritten)) \(result.unit) | \(figure(result.library)) \(result.unit) | \(fluent) | "
+                + "\(format(result.ratio)) (\(result.target.text)) \(mark(result.ratio, result.target)) | \(speedup) |")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private func verdict(_ value: Double, _ target: Target) -> String {
+        switch target.met(by: value) {
+        case true?: "target \(target.text): met"
+        case false?: "target \(target.text): MISSED"
+        case nil: ""
+        }
+    }
+
+    private func mark(_ value: Double, _ target: Target) -> String {
+        switch target.met(by: value) {
+        case true?: "met"
+        case false?: "**missed**"
+        case nil: ""
+        }
+    }
+
+    private func line(_ workload: String, _ contender: String, _ value: Double, _ unit: String, _ ratio: String, _ note: String = "") -> String {
+        workload.padding(toLength: 34, withPad: " ", startingAt: 0)
             + contender.padding(toLength: 16, withPad: " ", startingAt: 0)
-            + (figure + " " + unit).padding(toLength: 22, withPad: " ", startingAt: 0)
+            + (figure(value) + " " + unit).padding(toLength: 22, withPad: " ", startingAt: 0)
             + ratio.padding(toLength: 7, withPad: " ", startingAt: 0) + note
     }
+
+    private func figure(_ value: Double) -> String {
+        value >= 100 ? String(format: "%.0f", value) : String(format: "%.1f", value)
+    }
+}
+
+func format(_ value: Double) -> String { String(format: "%.2f", value) }
+
+/// The process's memory, from /proc (Linux): current and peak resident set size, and resetting the peak.
+enum Memory {
+    static func resetPeak() {
+        try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+    }
+
+    static var peakMB: Double { field("VmHWM") }
+    static var currentMB: Double { field("VmRSS") }
+
+    private static func field(_ name: String) -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }),
+              let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
+        else { return 0 }
+        return kilobytes / 1024
+    }
+}
+
+/// Prints a line at once (stdout is block-buffered when piped, and a failed run should still show its lines).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }

@@ -4,36 +4,16 @@ import PostgresNIO
 import StructPostgres
 import StructPostgresTesting
 
-/// `swift run -c release Bench [--books N] [--authors N] [--rounds N]`: starts a throwaway PostgreSQL
-/// (or uses DATABASE_URL), applies ../migrations, runs each workload for each contender in one process
-/// against one server, verifies the result in the database, prints one line per workload and contender.
-struct Options {
-    var books = 10_000
-    var authors = 1_000
-    var rounds = 3
-    var singles = 2_000
-
-    init(_ arguments: [String]) throws {
-        var iterator = arguments.dropFirst().makeIterator()
-        while let flag = iterator.next() {
-            guard let value = iterator.next().flatMap(Int.init) else { throw BenchError("\(flag) needs a number") }
-            switch flag {
-            case "--books": books = value
-            case "--authors": authors = value
-            case "--rounds": rounds = value
-            case "--singles": singles = value
-            default: throw BenchError("unknown option \(flag); use --books, --authors, --rounds, --singles")
-            }
-        }
-    }
+// `scripts/bench.sh [options]`: starts a throwaway PostgreSQL (or uses DATABASE_URL), applies ../migrations,
+// runs each workload for each contender in one process against one server, verifies every result in the
+// database, and prints one line per workload and contender with the ratio to hand-written PostgresNIO.
+let options: Options
+do {
+    options = try Options(CommandLine.arguments)
+} catch {
+    FileHandle.standardError.write(Data("\(error)\n".utf8))
+    exit(2)
 }
-
-struct BenchError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
-let options = try Options(CommandLine.arguments)
 var cluster: LocalPostgresCluster?
 let settings: ConnectionSettings
 if let url = ProcessInfo.processInfo.environment["DATABASE_URL"], !url.isEmpty {
@@ -48,6 +28,7 @@ var logger = Logger(label: "bench")
 logger.logLevel = .error
 let pool = PoolOptions(maxConnections: 8)
 let client = PostgresClient(configuration: try settings.clientConfiguration(pool: pool), backgroundLogger: logger)
+let fluent = options.fluent ? FluentContender.start(settings, connections: 8) : nil
 
 try await withThrowingTaskGroup(of: Void.self) { group in
     group.addTask { await client.run() }
@@ -55,11 +36,19 @@ try await withThrowingTaskGroup(of: Void.self) { group in
     try await PostgresService.withService(configuration: .init(connection: settings, pool: pool, logger: logger)) { service in
         let migrations = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../migrations").standardized
         _ = try await Migrator(service: service, migrations: try MigrationSet(directory: migrations)).migrate()
-        print("StructPostgres benchmarks: \(options.books) books, \(options.authors) authors, median of \(options.rounds) rounds, \(ProcessInfo.processInfo.activeProcessorCount) cores")
+        let machine = "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB"
+        say("StructPostgres benchmarks: \(options.books) books, \(options.authors) authors, \(options.reviews) reviews, median of \(options.rounds) rounds; \(machine)")
         var report = Report()
-        let workloads = Workloads(service: service, hand: HandWritten(client: client), options: options)
-        try await workloads.bulkUpsert(&report, count: options.books)
-        try await workloads.singleUpserts(&report)
-        try await workloads.deleteHalf(&report, count: options.books)
+        let bench = Bench(service: service, hand: HandWritten(client: client), fluent: fluent, options: options)
+        let run = options.workloads
+        if run.contains("W1") { for size in options.sizes { try await bench.bulkUpsert(&report, count: size) } }
+        if run.contains("W2") { try await bench.fetches(&report) }
+        if run.contains("W3") { try await bench.singleUpserts(&report) }
+        if run.contains("W4") { try await bench.concurrentUpserts(&report) }
+        if run.contains("W5") { try await bench.deleteHalf(&report, count: options.books) }
+        if run.contains("W6") { try await bench.graph(&report) }
+        if run.contains("W7") { try await bench.streaming(&report) }
+        if options.markdown { say("\n" + report.markdown()) }
     }
 }
+await fluent?.shutdown()

@@ -10,6 +10,8 @@ final class RowLayout: @unchecked Sendable {
     let indexes: [String: Int]
     let keyColumns: [String]
     private var columnForKey: [String: String] = [:]
+    /// Coding key -> index in the result row (-1: no such column), filled as keys are first met.
+    private var indexForKey: [String: Int] = [:]
 
     init(entity: String, schema: TableSchema, naming: ColumnNaming, selected: [String], keyColumns: [String]) {
         self.entity = entity
@@ -31,6 +33,14 @@ final class RowLayout: @unchecked Sendable {
         let column = naming.column(for: key.stringValue)
         columnForKey[key.stringValue] = column
         return column
+    }
+
+    /// The result index of the column `key` maps to, looked up once per key and query.
+    func index(for key: some CodingKey) -> Int? {
+        if let known = indexForKey[key.stringValue] { return known >= 0 ? known : nil }
+        let index = indexes[column(for: key)]
+        indexForKey[key.stringValue] = index ?? -1
+        return index
     }
 
     /// `uuid=…` for the row, for error messages.
@@ -73,12 +83,12 @@ private struct RowDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     var codingPath: [any CodingKey] { [] }
     var allKeys: [Key] { layout.indexes.keys.compactMap { Key(stringValue: $0) } }
 
-    func contains(_ key: Key) -> Bool { layout.indexes[layout.column(for: key)] != nil }
+    func contains(_ key: Key) -> Bool { layout.index(for: key) != nil }
 
     func decodeNil(forKey key: Key) throws -> Bool { try cell(for: key).bytes == nil }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        guard layout.indexes[layout.column(for: key)] != nil || !(T.self is any RelationshipSlot.Type) else {
+        guard layout.index(for: key) != nil || !(T.self is any RelationshipSlot.Type) else {
             return (T.self as! any RelationshipSlot.Type).unloadedSlot as! T
         }
         let cell = try cell(for: key)
@@ -104,9 +114,9 @@ private struct RowDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     }
 
     private func cell(for key: Key) throws -> PostgresCell {
-        let column = layout.column(for: key)
-        guard let index = layout.indexes[column] else {
-            return try failure("table '\(layout.schema.table)' has no column '\(column)' for property '\(key.stringValue)'", key: key)
+        guard let index = layout.index(for: key) else {
+            return try failure(
+                "table '\(layout.schema.table)' has no column '\(layout.column(for: key))' for property '\(key.stringValue)'", key: key)
         }
         return row[index]
     }
@@ -128,6 +138,13 @@ private struct RowDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
 /// Decodes a non-null cell into any `Decodable` type.
 enum CellDecoding {
     static func decode<T: Decodable>(_ type: T.Type, from cell: PostgresCell) throws -> T {
+        // The common leaves first, dispatched statically: a protocol cast costs a conformance lookup per value.
+        if T.self == String.self { return try String.decode(cell) as! T }
+        if T.self == UUID.self { return try UUID.decode(cell) as! T }
+        if T.self == Double.self { return try Double.decode(cell) as! T }
+        if T.self == Int.self { return try Int.decode(cell) as! T }
+        if T.self == Date.self { return try Date.decode(cell) as! T }
+        if T.self == Bool.self { return try Bool.decode(cell) as! T }
         if let leaf = T.self as? any ColumnConvertible.Type { return try leaf.decode(cell) as! T }
         if let array = T.self as? any ColumnArrayConvertible.Type { return try array.decode(cell) as! T }
         if let raw = T.self as? any RawRepresentable.Type, let value = try rawRepresentable(raw, cell) {

@@ -48,13 +48,16 @@ public final class EntityContext {
     var registeredJoinSets: [any JoinSetWrite] { joinSets }
     var isEmpty: Bool { batches.isEmpty && joinSets.isEmpty }
     /// How many statements writing the unit of work takes.
-    var statementCount: Int { batches.count + joinSets.count }
+    var statementCount: Int {
+        joinSets.count + batches.reduce(0) { $0 + ($1.count + DatabaseSession.rowsPerStatement - 1) / DatabaseSession.rowsPerStatement }
+    }
 }
 
 /// The entities of one table registered in a unit of work.
 protocol EntityBatch: AnyObject {
     var table: String { get }
     var entityName: String { get }
+    var count: Int { get }
     func write(in session: DatabaseSession, options: UpsertOptions) async throws -> UpsertResult
 }
 
@@ -63,6 +66,7 @@ final class TypedEntityBatch<Entity: EntityProtocol>: EntityBatch {
     init(entities: [Entity]) { self.entities = entities }
     var table: String { Entity.table }
     var entityName: String { "\(Entity.self)" }
+    var count: Int { entities.count }
 
     func write(in session: DatabaseSession, options: UpsertOptions) async throws -> UpsertResult {
         try await session.upsert(entities, options: options)

@@ -17,6 +17,8 @@ struct TableSchema: Sendable {
         let castName: String
 
         var isArray: Bool { category == "A" }
+        /// The wire type named like the column's type (`uuid`, `int8`, `jsonb`...), if there is one.
+        var naturalWire: WireType? { WireType(rawValue: baseName) }
         var isStringLike: Bool { category == "S" }
 
         /// Whether a value travelling as `wire` fits this column; text and JSON depend on the use (a write lets
@@ -99,7 +101,8 @@ struct TableSchema: Sendable {
 /// `"schema"."table"` from `schema.table`, each part quoted.
 enum SQLIdentifier {
     static func quote(_ name: String) -> String {
-        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        guard name.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + name + "\"" }
+        return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
     static func quoteQualified(_ name: String) -> String {

@@ -12,8 +12,8 @@ struct BatchColumns {
         let wire: WireType?
         let values: [ColumnValue]
 
-        /// The parameter of `unnest`, e.g. `$3::int8[]`.
-        var arrayType: WireType { wire ?? .text }
+        /// The parameter of `unnest`, e.g. `$3::int8[]`; a column of nulls travels as the column's own type.
+        var arrayType: WireType { wire ?? info.naturalWire ?? .text }
 
         /// Whether the value needs an explicit cast to the column type (text and JSON into other types).
         var needsCast: Bool {
@@ -30,6 +30,11 @@ struct BatchColumns {
     let merged: Int
 
     init<E: EntityProtocol>(_ entities: [E], description: EntityDescription) throws {
+        try self.init(entities[...], description: description)
+    }
+
+    /// A chunk of a larger batch; errors name an entity by its index in the whole batch.
+    init<E: EntityProtocol>(_ entities: ArraySlice<E>, description: EntityDescription) throws {
         let entity = description.entity
         let table = description.schema.table
         let encoder = RowEncoder(naming: description.naming)
@@ -37,7 +42,7 @@ struct BatchColumns {
         rows.reserveCapacity(entities.count)
         var names: [String] = []
         var properties: [String] = []
-        for (index, value) in entities.enumerated() {
+        for (index, value) in zip(entities.indices, entities) {
             let row: RowEncoder.Row
             do {
                 row = try encoder.encode(value)
@@ -46,7 +51,7 @@ struct BatchColumns {
                 error.message += " (entity at index \(index))"
                 throw error
             }
-            if index == 0 {
+            if index == entities.startIndex {
                 names = row.columns
                 properties = row.properties
             } else if row.columns != names {

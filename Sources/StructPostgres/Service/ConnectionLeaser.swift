@@ -4,16 +4,21 @@ import Synchronization
 extension ServiceRuntime {
     /// Leases a pooled connection for `body`, waiting at most ``PoolOptions/acquireTimeout`` for one.
     ///
-    /// `PostgresClient` waits for a free connection without bound. The lease is taken in a child task
-    /// and handed over, so the wait can be raced against a timer and cancelled, while `body` runs in the
-    /// caller's task and need not be `Sendable`. The child holds the lease until `body` has returned,
-    /// even if the caller is cancelled meanwhile, so a connection is never shared while in use.
+    /// When a connection known to be open is idle, it is leased directly in the caller's task: that is the
+    /// common case and costs nothing on top of PostgresNIO. Otherwise (pool exhausted, no connection opened
+    /// yet, connections lost) the lease is taken in a child task and raced against the timeout, because
+    /// `PostgresClient` waits without bound, for instance while the server refuses connections.
     func withConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         // The pool may still hand out a connection the server has just closed, before it notices: lease again,
         // giving the pool a moment to drop it.
         for attempt in 0..<20 {
             do {
-                return try await leaseOnce(body)
+                let claimed = leases.withLock { book in
+                    guard book.hasIdleConnection else { return false }
+                    book.inUse += 1
+                    return true
+                }
+                return try await claimed ? leaseIdle(body) : leaseTimed(body)
             } catch is StaleConnection {
                 try await Task.sleep(for: .milliseconds(min(5 * (attempt + 1), 50)))
             }
@@ -23,16 +28,51 @@ extension ServiceRuntime {
 
     private struct StaleConnection: Error {}
 
-    private func leaseOnce<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+    /// Leases in the caller's task; `inUse` was already counted by the claim.
+    private func leaseIdle<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        defer { leases.withLock { $0.inUse -= 1 } }
+        var started = false
+        do {
+            return try await client.withConnection { connection in
+                started = true
+                try noteLeased(connection)
+                return try await body(connection)
+            }
+        } catch {
+            if started || error is StaleConnection { throw error }
+            throw StructPostgresError.from(error, sql: nil)
+        }
+    }
+
+    /// Records `connection` as open (until it closes); throws when it has already closed.
+    private func noteLeased(_ connection: PostgresConnection) throws {
+        guard !connection.isClosed else { throw StaleConnection() }
+        let id = connection.id
+        let isNew = leases.withLock { $0.open.insert(id).inserted }
+        if isNew {
+            connection.closeFuture.whenComplete { [self] _ in
+                leases.withLock { _ = $0.open.remove(id) }
+            }
+        }
+    }
+
+    private func leaseTimed<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        leases.withLock { $0.waiting += 1 }
+        var waiting = true
+        func stopWaiting() {
+            if waiting { leases.withLock { $0.waiting -= 1 } }
+            waiting = false
+        }
+        defer { stopWaiting() }
         let handoff = AsyncStream<PostgresConnection>.makeStream()
         let release = ReleaseSignal()
         let timeout = configuration.pool.acquireTimeout
         return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { [client] in
+            group.addTask { [self] in
                 do {
                     try await client.withConnection { connection in
-                        self.leaseStarted()
-                        defer { self.leaseEnded() }
+                        leases.withLock { $0.inUse += 1 }
+                        defer { leases.withLock { $0.inUse -= 1 } }
                         handoff.continuation.yield(connection)
                         handoff.continuation.finish()
                         await release.wait()
@@ -58,9 +98,10 @@ extension ServiceRuntime {
                 defer { race.cancelAll() }
                 return try await race.next() ?? .failed
             }
+            stopWaiting()
             switch outcome {
             case .leased(let connection):
-                guard !connection.isClosed else { throw StaleConnection() }
+                try noteLeased(connection)
                 return try await body(connection)
             case .failed:
                 // The lease threw (pool closed or not running), or this task was cancelled.

@@ -2,19 +2,50 @@ import PostgresNIO
 
 extension DatabaseSession {
     /// Writes a batch of one table with one statement:
-    /// `INSERT ... SELECT ... FROM unnest($1::uuid[], ...) ON CONFLICT (key) DO UPDATE ...`.
+    /// `INSERT ... SELECT ... FROM unnest($1::uuid[], ...) ON CONFLICT (key) DO UPDATE ...`, or for a single
+    /// row `INSERT ... VALUES ($1, ...) ON CONFLICT ...`, which the server plans once per connection (a plan of
+    /// `unnest` over parameters is made again at every execution).
+    ///
+    /// A batch of more than ``rowsPerStatement`` rows is sent in chunks of that many rows, so that memory stays
+    /// flat however large the batch (callers run them in one transaction). A key repeated in two chunks is
+    /// written twice, the last one winning, and counted as updated rather than merged.
     func upsert<E: EntityProtocol>(_ entities: [E], options: UpsertOptions) async throws -> UpsertResult {
+        guard entities.count > Self.rowsPerStatement else { return try await upsertChunk(entities[...], options: options) }
+        var total = UpsertResult()
+        for start in stride(from: 0, to: entities.count, by: Self.rowsPerStatement) {
+            total = total + (try await upsertChunk(entities[start..<min(entities.count, start + Self.rowsPerStatement)], options: options))
+        }
+        return total
+    }
+
+    /// Rows per upsert statement: larger batches are split.
+    static let rowsPerStatement = 10_000
+
+    private func upsertChunk<E: EntityProtocol>(_ entities: ArraySlice<E>, options: UpsertOptions) async throws -> UpsertResult {
         guard !entities.isEmpty else { return UpsertResult() }
         let description = try await describe(E.self)
         let batch = try BatchColumns(entities, description: description)
-        let statement = try Self.upsertStatement(batch, description: description, options: options)
+        let shape = UpsertShape(
+            entity: ObjectIdentifier(E.self),
+            columns: batch.columns.map { .init(name: $0.name, wire: $0.arrayType, needsCast: $0.needsCast) },
+            conflict: options.conflict, singleRow: batch.rowCount == 1)
+        let statement = Self.bindColumns(batch, sql: try runtime.upsertText(shape) {
+            try Self.upsertSQL(batch, description: description, options: options)
+        })
         let rows: [PostgresRow]
         do {
             rows = try await run(statement)
         } catch let error as StructPostgresError {
             throw Self.explainMissingReference(error.with(entity: description.entity, table: description.schema.table), E.self, description, batch)
         }
-        let (inserted, changed) = try rows[0].decode((Int64, Int64).self)
+        let inserted: Int64
+        let changed: Int64
+        if batch.rowCount == 1 {
+            inserted = try rows.first?.decode(Bool.self) == true ? 1 : 0
+            changed = Int64(rows.count) - inserted
+        } else {
+            (inserted, changed) = try rows[0].decode((Int64, Int64).self)
+        }
         var result = UpsertResult(inserted: Int(inserted), merged: batch.merged)
         if options.conflict == .ignore {
             result.skipped = batch.rowCount - Int(inserted)
@@ -27,6 +58,23 @@ extension DatabaseSession {
     static func upsertStatement(
         _ batch: BatchColumns, description: EntityDescription, options: UpsertOptions
     ) throws -> Statement {
+        bindColumns(batch, sql: try upsertSQL(batch, description: description, options: options))
+    }
+
+    /// The statement `sql` with one parameter per column of `batch`, in order: an array, or for a single row its value.
+    private static func bindColumns(_ batch: BatchColumns, sql: String) -> Statement {
+        var statement = Statement(sql: sql)
+        for column in batch.columns {
+            if batch.rowCount == 1 {
+                _ = statement.bind(column.values[0], declaredAs: column.arrayType)
+            } else {
+                _ = statement.bind(array: BinaryColumnArray(element: column.arrayType, values: column.values))
+            }
+        }
+        return statement
+    }
+
+    private static func upsertSQL(_ batch: BatchColumns, description: EntityDescription, options: UpsertOptions) throws -> String {
         let schema = description.schema
         let keys = description.keyColumns
         guard schema.hasUniqueIndex(on: keys) else {
@@ -35,13 +83,11 @@ extension DatabaseSession {
                 "\(description.entity).uniqueKey is (\(keys.joined(separator: ", "))), but table '\(schema.table)' has no unique index or primary key on exactly those columns",
                 entity: description.entity, table: schema.table)
         }
-        var statement = Statement(sql: "")
         var parameters: [String] = []
         var selected: [String] = []
-        for column in batch.columns {
-            let parameter = statement.bind(array: BinaryColumnArray(element: column.arrayType, values: column.values))
-            parameters.append("\(parameter)::\(column.arrayType.sqlName)[]")
-            let reference = "u.\(SQLIdentifier.quote(column.name))"
+        for (index, column) in batch.columns.enumerated() {
+            parameters.append("$\(index + 1)::\(column.arrayType.sqlName)[]")
+            let reference = batch.rowCount == 1 ? "$\(index + 1)" : "u.\(SQLIdentifier.quote(column.name))"
             selected.append(column.needsCast ? "\(reference)::\(column.info.castName)" : reference)
         }
         let names = batch.columns.map { SQLIdentifier.quote($0.name) }
@@ -64,13 +110,18 @@ extension DatabaseSession {
             let assignments = updated.map { "\(SQLIdentifier.quote($0)) = EXCLUDED.\(SQLIdentifier.quote($0))" }
             conflict = "DO UPDATE SET " + assignments.joined(separator: ", ")
         }
-        statement.sql = """
+        if batch.rowCount == 1 {
+            return """
+                INSERT INTO \(schema.quotedTable) AS t (\(names.joined(separator: ", "))) VALUES (\(selected.joined(separator: ", "))) \
+                ON CONFLICT (\(quotedKeys)) \(conflict) RETURNING (t.xmax = 0) AS inserted
+                """
+        }
+        return """
             WITH upserted AS (INSERT INTO \(schema.quotedTable) AS t (\(names.joined(separator: ", "))) \
             SELECT \(selected.joined(separator: ", ")) FROM unnest(\(parameters.joined(separator: ", "))) AS u(\(names.joined(separator: ", "))) \
             ON CONFLICT (\(quotedKeys)) \(conflict) RETURNING (t.xmax = 0) AS inserted) \
             SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FROM upserted
             """
-        return statement
     }
 
     /// A foreign-key violation of an upsert means a referenced row exists neither in the batch nor in the

@@ -1,29 +1,49 @@
 import Logging
 import PostgresNIO
 
-/// One SQL statement: text, bound values and, for opt-in logging, a rendering of those values.
+/// One SQL statement: text, bound values with their types and, for opt-in logging, a rendering of those values.
 struct Statement {
     var sql: String
     var bindings = PostgresBindings()
+    var types: [PostgresDataType] = []
     var values: [ColumnValue] = []
 
     mutating func bind(_ value: ColumnValue) -> String {
         values.append(value)
-        if case .null = value { bindings.appendNull() } else { try! bindings.append(BinaryColumnValue(value: value)) }
+        if case .null = value {
+            bindings.appendNull()
+            types.append(.null)
+        } else {
+            let encodable = BinaryColumnValue(value: value)
+            try! bindings.append(encodable)
+            types.append(encodable.psqlType)
+        }
         return "$\(bindings.count)"
+    }
+
+    /// Binds `value`, declaring a null as `type`, so that a row with a null and one without share a statement.
+    mutating func bind(_ value: ColumnValue, declaredAs type: WireType) -> String {
+        let placeholder = bind(value)
+        if case .null = value { types[types.count - 1] = BinaryColumnArray.elementType(of: type) }
+        return placeholder
     }
 
     mutating func bind(cells: RawCellArray) -> String {
         try! bindings.append(cells)
+        types.append(cells.psqlType)
         return "$\(bindings.count)"
     }
 
     mutating func bind(array: BinaryColumnArray) -> String {
         values.append(.array(Array(array.values.prefix(5)), element: array.element))
         try! bindings.append(array)
+        types.append(array.psqlType)
         return "$\(bindings.count)"
     }
 }
+
+/// The rows of a statement, as they arrive.
+typealias RowSequence = AsyncThrowingMapSequence<PostgresRowSequence, PostgresRow>
 
 /// Runs statements on one connection: the pool's, for a single call, or a transaction's.
 struct DatabaseSession: Sendable {
@@ -32,16 +52,21 @@ struct DatabaseSession: Sendable {
 
     /// Sends `statement` and reads all its rows.
     func run(_ statement: Statement) async throws -> [PostgresRow] {
-        try await send(statement) { try await $0.collect() }
+        try await send(statement) { rows in
+            var collected: [PostgresRow] = []
+            for try await row in rows { collected.append(row) }
+            return collected
+        }
     }
 
     /// Sends `statement` and returns its rows as they arrive, without collecting them.
-    func stream(_ statement: Statement) async throws -> PostgresRowSequence {
+    func stream(_ statement: Statement) async throws -> RowSequence {
         try await send(statement) { $0 }
     }
 
     /// Logs, sends and observes `statement`; `read` consumes its rows. Errors come back as ``StructPostgresError``.
-    private func send<T>(_ statement: Statement, _ read: (PostgresRowSequence) async throws -> T) async throws -> T {
+    /// A statement with parameters is prepared on the connection the first time (see ``PreparedStatementRegistry``).
+    private func send<T>(_ statement: Statement, _ read: (RowSequence) async throws -> T) async throws -> T {
         let configuration = runtime.configuration
         var metadata: Logger.Metadata = ["sql": "\(statement.sql)", "binds": "\(statement.bindings.count)"]
         if configuration.logBoundValues {
@@ -49,14 +74,23 @@ struct DatabaseSession: Sendable {
         }
         runtime.logger.debug("query", metadata: metadata)
         let start = ContinuousClock.now
+        let key = PreparedStatementRegistry.Key(sql: statement.sql, types: statement.types)
+        let name = statement.types.isEmpty ? nil : runtime.preparedStatements.name(for: key)
         do {
             try ensureOpen(sql: statement.sql)
-            let query = PostgresQuery(unsafeSQL: statement.sql, binds: statement.bindings)
-            let result = try await read(try await connection.query(query, logger: runtime.logger))
+            let rows: RowSequence
+            if let name {
+                rows = try await NamedStatement.execute(statement, named: name, on: connection, logger: runtime.logger)
+            } else {
+                let query = PostgresQuery(unsafeSQL: statement.sql, binds: statement.bindings)
+                rows = try await connection.query(query, logger: runtime.logger).map { $0 }
+            }
+            let result = try await read(rows)
             observe(statement, since: start, failed: false)
             return result
         } catch {
             observe(statement, since: start, failed: true)
+            if let name { runtime.preparedStatements.failed(key, name: name, sqlState: (error as? PSQLError)?.serverInfo?[.sqlState]) }
             let mapped = StructPostgresError.from(error, sql: statement.sql, revealValues: configuration.logBoundValues)
             runtime.logger.debug("query failed", metadata: ["error": "\(mapped)"])
             throw mapped
@@ -90,8 +124,11 @@ struct DatabaseSession: Sendable {
 
     /// The entity resolved against its table, from the catalog on first use.
     func describe<E: EntityProtocol>(_ type: E.Type) async throws -> EntityDescription {
+        if let known = runtime.cachedDescription(ObjectIdentifier(E.self)) { return known }
         let schema = try await schema(of: E.table, entity: "\(E.self)")
-        return try EntityDescription(E.self, schema: schema)
+        let description = try EntityDescription(E.self, schema: schema)
+        runtime.store(description, for: ObjectIdentifier(E.self))
+        return description
     }
 
     /// Precision and scale of a `numeric(p, s)` type modifier; the scale is an 11-bit signed number.

@@ -24,7 +24,7 @@ public struct ModelStream<Model: EntityConvertible>: AsyncSequence, Sendable {
 
     public struct Iterator: AsyncIteratorProtocol {
         private let lease: StreamLease<Model.Entity>
-        private var rows: PostgresRowSequence.AsyncIterator?
+        private var rows: RowSequence.AsyncIterator?
         private var layout: RowLayout?
         private var finished = false
 
@@ -73,15 +73,15 @@ final class StreamLease<Entity: EntityProtocol>: Sendable {
     func release() { done.signal() }
 
     /// Leases a connection in a task of its own and starts the query there; the rows are read by the caller.
-    func open() async throws -> (PostgresRowSequence, RowLayout) {
+    func open() async throws -> (RowSequence, RowLayout) {
         let (runtime, request, done) = (self.runtime, self.request, self.done)
-        let opened = AsyncThrowingStream<(PostgresRowSequence, RowLayout), any Error>.makeStream()
+        let opened = AsyncThrowingStream<(RowSequence, RowLayout), any Error>.makeStream()
         Task {
             do {
                 try await runtime.withConnection { connection in
                     let session = DatabaseSession(connection: connection, runtime: runtime)
                     let (statement, description) = try await session.selectStatement(Entity.self, request)
-                    let rows: PostgresRowSequence
+                    let rows: RowSequence
                     do {
                         rows = try await session.stream(statement)
                     } catch let error as StructPostgresError {

@@ -2,12 +2,16 @@ import Logging
 import PostgresNIO
 import Synchronization
 
-/// What a service and its transactions share: configuration, the catalog cache and pool accounting.
+/// What a service and its transactions share: configuration, the catalog cache, prepared statement
+/// names and pool accounting.
 final class ServiceRuntime: Sendable {
     let configuration: PostgresService.Configuration
     let client: PostgresClient
+    let preparedStatements = PreparedStatementRegistry()
     private let schemas = Mutex<[String: TableSchema]>([:])
-    private let inUse = Mutex<Int>(0)
+    private let descriptions = Mutex<[ObjectIdentifier: EntityDescription]>([:])
+    private let upsertTexts = Mutex<[UpsertShape: String]>([:])
+    let leases = Mutex(LeaseBook())
 
     init(configuration: PostgresService.Configuration, client: PostgresClient) {
         self.configuration = configuration
@@ -18,9 +22,51 @@ final class ServiceRuntime: Sendable {
 
     func cachedSchema(_ table: String) -> TableSchema? { schemas.withLock { $0[table] } }
     func store(_ schema: TableSchema) { schemas.withLock { $0[schema.table] = schema } }
-    func forgetSchemas() { schemas.withLock { $0.removeAll() } }
+    func cachedDescription(_ entity: ObjectIdentifier) -> EntityDescription? { descriptions.withLock { $0[entity] } }
+    func store(_ description: EntityDescription, for entity: ObjectIdentifier) { descriptions.withLock { $0[entity] = description } }
 
-    var connectionsInUse: Int { inUse.withLock { $0 } }
-    func leaseStarted() { inUse.withLock { $0 += 1 } }
-    func leaseEnded() { inUse.withLock { $0 -= 1 } }
+    /// Forgets table layouts and prepared statements: both may no longer match a changed schema.
+    func forgetSchemas() {
+        schemas.withLock { $0.removeAll() }
+        descriptions.withLock { $0.removeAll() }
+        upsertTexts.withLock { $0.removeAll() }
+        preparedStatements.forgetAll()
+    }
+
+    /// The SQL text of an upsert of this shape, built once (quoting and joining names is not free).
+    func upsertText(_ shape: UpsertShape, build: () throws -> String) rethrows -> String {
+        if let known = upsertTexts.withLock({ $0[shape] }) { return known }
+        let text = try build()
+        upsertTexts.withLock { texts in
+            if texts.count >= PreparedStatementRegistry.capacity { texts.removeAll() }
+            texts[shape] = text
+        }
+        return text
+    }
+
+    var connectionsInUse: Int { leases.withLock { $0.inUse } }
+}
+
+/// Which pooled connections are known to be open, and how many are leased or being waited for.
+struct LeaseBook {
+    var open: Set<PostgresConnection.ID> = []
+    var inUse = 0
+    var waiting = 0
+
+    /// Whether a connection known to be open is idle and not promised to a waiting lease.
+    var hasIdleConnection: Bool { open.count > inUse + waiting }
+}
+
+/// What an upsert's SQL text depends on: the entity, its encoded columns with their wire types, the conflict rule.
+struct UpsertShape: Hashable, Sendable {
+    struct Column: Hashable, Sendable {
+        let name: String
+        let wire: WireType
+        let needsCast: Bool
+    }
+
+    let entity: ObjectIdentifier
+    let columns: [Column]
+    let conflict: UpsertOptions.Conflict
+    let singleRow: Bool
 }

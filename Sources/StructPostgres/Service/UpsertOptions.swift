@@ -1,6 +1,6 @@
 /// What an upsert does when a row with the same unique key already exists.
 public struct UpsertOptions: Sendable, Equatable {
-    enum Conflict: Sendable, Equatable {
+    enum Conflict: Sendable, Hashable {
         case updateAll
         case update([String])
         case ignore

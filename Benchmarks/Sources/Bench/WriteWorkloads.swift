@@ -1,0 +1,123 @@
+import Foundation
+import StructPostgres
+
+/// W1, W3, W4, W5: writes, each verified in the database afterwards.
+extension Bench {
+    /// W1: `count` books, half new, half existing with every field changed, in one call.
+    func bulkUpsert(_ report: inout Report, count: Int) async throws {
+        let books = BenchData.books(0..<count, authors: options.authors, version: 1)
+        let rounds = count >= 1_000_000 ? 1 : options.rounds
+        var peaks: [Contender: Double] = [:]
+        let times = try await self.rounds(rounds, fluent: count <= options.fluentMaxRows) { contender in
+            try await seed(books: count / 2)
+            let before = Memory.currentMB
+            Memory.resetPeak()
+            let seconds = try await Report.seconds {
+                switch contender {
+                case .handWritten:
+                    if count > options.chunk { try await hand.upsertInChunks(books, chunk: options.chunk) } else { try await hand.upsert(books) }
+                case .library: try await service.update(entities: books)
+                case .fluent: try await fluent!.upsert(books)
+                }
+            }
+            peaks[contender] = max(peaks[contender] ?? 0, Memory.peakMB - before)
+            try await verify(books, contender.rawValue, total: count)
+            return Double(count) / seconds
+        }
+        report.add(
+            "W1 upsert \(count) books", unit: "rows/s", better: .higher,
+            handWritten: Report.median(times[.handWritten]!), library: Report.median(times[.library]!),
+            fluent: times[.fluent].map(Report.median), target: .atLeast(0.9), fluentTarget: .atLeast(50))
+        for contender in Contender.allCases { if let peak = peaks[contender] { report.note("W1 upsert \(count) books", contender.rawValue, "peak RSS +\(Int(peak)) MB during the call") } }
+    }
+
+    /// W3: sequential single-book upserts, contenders interleaved call by call; p50 and p99 latency.
+    func singleUpserts(_ report: inout Report) async throws {
+        let singles = options.singles
+        let contenders = Contender.allCases.filter { $0 != .fluent || fluent != nil }
+        try await seed(books: 3 * singles / 2)
+        func book(_ index: Int, _ contender: Contender) -> BenchBook {
+            BenchData.book(index * contenders.count + contenders.firstIndex(of: contender)!, authors: options.authors, version: 3)
+        }
+        var latencies: [Contender: [Double]] = [:]
+        for index in -50..<singles {  // the first 50: warm-up (connections, prepared statements, catalog)
+            for contender in contenders {
+                let book = book(max(index, 0) + (index < 0 ? singles : 0), contender)
+                let seconds = try await Report.seconds {
+                    switch contender {
+                    case .handWritten: try await hand.upsertOne(book)
+                    case .library: try await service.update(entities: [book])
+                    case .fluent: try await fluent!.upsertOne(book)
+                    }
+                }
+                if index >= 0 { latencies[contender, default: []].append(seconds * 1_000_000) }
+            }
+        }
+        for contender in contenders {
+            try await verify((0..<singles).map { book($0, contender) }, contender.rawValue)
+        }
+        for (name, p) in [("p50", 0.5), ("p99", 0.99)] {
+            report.add(
+                "W3 single upsert \(name)", unit: "µs", better: .lower,
+                handWritten: Report.percentile(latencies[.handWritten]!, p), library: Report.percentile(latencies[.library]!, p),
+                fluent: latencies[.fluent].map { Report.percentile($0, p) },
+                target: name == "p50" ? .atMost(1.15) : .none, fluentTarget: name == "p50" ? .atLeast(2) : .none)
+        }
+    }
+
+    /// W4: 8 tasks, each 500 single upserts, through a pool of 8 connections; upserts per second.
+    func concurrentUpserts(_ report: inout Report) async throws {
+        let (tasks, perTask) = (8, options.singles / 4)
+        let throughput = try await rounds(options.rounds) { contender in
+            try await seed(books: tasks * perTask / 2)
+            let seconds = try await Report.seconds {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for task in 0..<tasks {
+                        group.addTask {
+                            for index in 0..<perTask {
+                                let book = BenchData.book(task * perTask + index, authors: options.authors, version: 4)
+                                switch contender {
+                                case .handWritten: try await hand.upsertOne(book)
+                                case .library: try await service.update(entities: [book])
+                                case .fluent: try await fluent!.upsertOne(book)
+                                }
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+            try await verify(BenchData.books(0..<(tasks * perTask), authors: options.authors, version: 4), contender.rawValue, total: tasks * perTask)
+            return Double(tasks * perTask) / seconds
+        }
+        report.add(
+            "W4 \(tasks) tasks x \(perTask) upserts", unit: "rows/s", better: .higher,
+            handWritten: Report.median(throughput[.handWritten]!), library: Report.median(throughput[.library]!),
+            fluent: throughput[.fluent].map(Report.median), target: .atLeast(0.9), fluentTarget: .atLeast(2))
+    }
+
+    /// W5: delete half of `count` books by uuid.
+    func deleteHalf(_ report: inout Report, count: Int) async throws {
+        let doomed = BenchData.books(0..<(count / 2), authors: options.authors, version: 0)
+        let ids = doomed.map(\.uuid)
+        let throughput = try await rounds(options.rounds) { contender in
+            try await seed(books: count)
+            let seconds = try await Report.seconds {
+                switch contender {
+                case .handWritten: try await hand.delete(ids)
+                case .library: try await service.delete(entities: doomed)
+                case .fluent: try await fluent!.delete(ids)
+                }
+            }
+            let left = try await hand.count("books")
+            guard left == count - count / 2, try await hand.book(ids[ids.count / 2]) == nil else {
+                throw BenchError("W5 \(contender.rawValue): \(left) books left, expected \(count - count / 2)")
+            }
+            return Double(count / 2) / seconds
+        }
+        report.add(
+            "W5 delete \(count / 2) books", unit: "rows/s", better: .higher,
+            handWritten: Report.median(throughput[.handWritten]!), library: Report.median(throughput[.library]!),
+            fluent: throughput[.fluent].map(Report.median), target: .atLeast(0.9), fluentTarget: .atLeast(1))
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import StructPostgres
+import Testing
+
+/// Statements are prepared once per connection, and a failed or outdated preparation never sticks.
+@Suite struct PreparedStatementTests {
+    private static let onePool = PoolOptions(maxConnections: 1)
+
+    /// The library's prepared statements on the (only) pooled connection whose text contains `fragment`.
+    private func prepared(_ fragment: String, _ service: PostgresService) async throws -> Int {
+        let rows = try await service.query(
+            "SELECT count(*) FROM pg_prepared_statements WHERE name LIKE 'structpg_%' AND strpos(statement, \(fragment)) > 0")
+        return Int(try rows[0].decode(Int64.self))
+    }
+
+    @Test func aRepeatedUpsertOrFetchIsPreparedOnceWhateverItsNulls() async throws {
+        try await withTables(BookSchema.create, pool: Self.onePool) { service, _ in
+            for index in 0..<6 {
+                let novel = Novel(uuid: UUID(), title: "Novel \(index)", price: 2, publisher: index % 2 == 0 ? nil : "Tor")
+                try await service.update(entities: [novel])
+                _ = try await service.fetch(Novel.self, where: .equal("title", "Novel \(index)"))
+            }
+            let inserts = try await prepared("INSERT INTO \"books\"", service)
+            #expect(inserts == 1)
+            let selects = try await prepared("FROM \"books\"", service)
+            #expect(selects == 1)
+            let stored = try await rowCount("books", service)
+            #expect(stored == 6)
+        }
+    }
+
+    @Test func aSingleRowUpsertCountsInsertedUpdatedAndSkipped() async throws {
+        try await withTables(BookSchema.create) { service, _ in
+            var novel = Novel(uuid: UUID(), title: "Dune", price: 9, publisher: nil)
+            let inserted = try await service.update(entities: [novel])
+            #expect(inserted == UpsertResult(inserted: 1))
+            novel.publisher = "Chilton"
+            let updated = try await service.update(entities: [novel])
+            #expect(updated == UpsertResult(updated: 1))
+            let skipped = try await service.update(entities: [novel], options: .insertIfAbsent)
+            #expect(skipped == UpsertResult(skipped: 1))
+            let stored = try await service.fetch(Novel.self)
+            #expect(stored == [novel])
+        }
+    }
+
+    @Test func aStatementFirstSentInAnAbortedTransactionWorksAfterwards() async throws {
+        try await withTables(BookSchema.create, pool: Self.onePool) { service, _ in
+            _ = try await service.fetch(Novel.self, where: .equal("price", 1.0))  // the table's layout is cached
+            let error = await #expect(throws: StructPostgresError.self) {
+                try await service.transaction { tx in
+                    try? await tx.execute(unsafeSQL: "SELECT 1/0")
+                    // Its first preparation on this connection fails: the transaction is aborted.
+                    _ = try await tx.fetch(Novel.self, where: .equal("title", "Dune"))
+                }
+            }
+            #expect(error?.sqlState == "25P02")
+            try await service.update(entities: [Novel(uuid: UUID(), title: "Dune", price: 9, publisher: nil)])
+            let found = try await service.fetch(Novel.self, where: .equal("title", "Dune"))
+            #expect(found.count == 1)
+        }
+    }
+
+    @Test func aColumnWhoseTypeChangedIsReadAgainAfterForgettingTheSchema() async throws {
+        struct Counter: StoredModel, Equatable {
+            static let table = "counters"
+            let uuid: UUID
+            var hits: Int32
+        }
+        struct WideCounter: StoredModel, Equatable {
+            static let table = "counters"
+            let uuid: UUID
+            var hits: Int64
+        }
+        try await withTables("CREATE TABLE counters (uuid uuid PRIMARY KEY, hits integer NOT NULL)", pool: Self.onePool) { service, _ in
+            let id = UUID()
+            try await service.update(entities: [Counter(uuid: id, hits: 1)])
+            let narrow = try await service.fetch(Counter.self)
+            #expect(narrow == [Counter(uuid: id, hits: 1)])
+            try await service.execute(unsafeSQL: "ALTER TABLE counters ALTER COLUMN hits TYPE bigint")
+            service.forgetSchemaCache()
+            try await service.update(entities: [WideCounter(uuid: id, hits: 5_000_000_000)])
+            let wide = try await service.fetch(WideCounter.self)
+            #expect(wide == [WideCounter(uuid: id, hits: 5_000_000_000)])
+        }
+    }
+
+    @Test func concurrentCallsShareTheOpenConnectionsAndGiveThemBack() async throws {
+        try await withTables(BookSchema.create, pool: PoolOptions(maxConnections: 2)) { service, _ in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<20 {
+                    group.addTask { try await service.update(entities: [Novel(uuid: UUID(), title: "\(index)", price: 1, publisher: nil)]) }
+                }
+                try await group.waitForAll()
+            }
+            let stored = try await rowCount("books", service)
+            #expect(stored == 20)
+            #expect(service.connectionsInUse == 0)
+        }
+    }
+
+    @Test func onceEveryOpenConnectionIsLeasedTheNextCallerTimesOut() async throws {
+        try await withTables(BookSchema.create, pool: PoolOptions(maxConnections: 2, acquireTimeout: .seconds(1))) { service, _ in
+            // Both connections open, then idle: later calls lease them directly, and count them.
+            try await service.withConnection { _ in try await service.withConnection { _ in #expect(service.connectionsInUse == 2) } }
+            #expect(service.connectionsInUse == 0)
+            let error = await #expect(throws: StructPostgresError.self) {
+                try await service.withConnection { _ in
+                    try await service.withConnection { _ in _ = try await service.query("SELECT 1") }
+                }
+            }
+            #expect(error?.code == .poolTimeout)
+            #expect(service.connectionsInUse == 0)
+        }
+    }
+}
