@@ -100,7 +100,7 @@ import Testing
     }
 
     @Test func onceEveryOpenConnectionIsLeasedTheNextCallerTimesOut() async throws {
-        try await withTables(BookSchema.create, pool: PoolOptions(maxConnections: 2, acquireTimeout: .seconds(1))) { service, _ in
+        try await withTables(BookSchema.create, pool: PoolOptions(maxConnections: 2, acquireTimeout: .seconds(5))) { service, _ in
             // Both connections open, then idle: later calls lease them directly, and count them.
             try await service.withConnection { _ in try await service.withConnection { _ in #expect(service.connectionsInUse == 2) } }
             #expect(service.connectionsInUse == 0)

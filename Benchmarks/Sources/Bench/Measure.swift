@@ -81,7 +81,7 @@ struct Report {
 
     /// Prints an extra figure (memory, say) that has no contender ratio.
     func note(_ workload: String, _ contender: String, _ text: String) {
-        say(workload.padding(toLength: 34, withPad: " ", startingAt: 0) + contender.padding(toLength: 16, withPad: " ", startingAt: 0) + text)
+        say(workload.padding(toLength: 44, withPad: " ", startingAt: 0) + contender.padding(toLength: 16, withPad: " ", startingAt: 0) + text)
     }
 
     /// The results as a Markdown table, for the README.
@@ -117,7 +117,7 @@ struct Report {
     }
 
     private func line(_ workload: String, _ contender: String, _ value: Double, _ unit: String, _ ratio: String, _ note: String = "") -> String {
-        workload.padding(toLength: 34, withPad: " ", startingAt: 0)
+        workload.padding(toLength: 44, withPad: " ", startingAt: 0)
             + contender.padding(toLength: 16, withPad: " ", startingAt: 0)
             + (figure(value) + " " + unit).padding(toLength: 22, withPad: " ", startingAt: 0)
             + ratio.padding(toLength: 7, withPad: " ", startingAt: 0) + note

@@ -12,6 +12,13 @@ final class RowLayout: @unchecked Sendable {
     private var columnForKey: [String: String] = [:]
     /// Coding key -> index in the result row (-1: no such column), filled as keys are first met.
     private var indexForKey: [String: Int] = [:]
+    /// The keys in the order the entity's `init(from:)` asked for them, and where the current row is in it:
+    /// rows of one type ask in the same order, so a key is usually found by one comparison, without hashing.
+    private var sequence: [(key: String, index: Int?)] = []
+    private var cursor = 0
+
+    /// Called before each row is decoded.
+    func startRow() { cursor = 0 }
 
     init(entity: String, schema: TableSchema, naming: ColumnNaming, selected: [String], keyColumns: [String]) {
         self.entity = entity
@@ -35,11 +42,25 @@ final class RowLayout: @unchecked Sendable {
         return column
     }
 
-    /// The result index of the column `key` maps to, looked up once per key and query.
+    /// The result index of the column `key` maps to.
     func index(for key: some CodingKey) -> Int? {
-        if let known = indexForKey[key.stringValue] { return known >= 0 ? known : nil }
-        let index = indexes[column(for: key)]
-        indexForKey[key.stringValue] = index ?? -1
+        let name = key.stringValue
+        if cursor > 0, sequence[cursor - 1].key == name { return sequence[cursor - 1].index }
+        if cursor < sequence.count, sequence[cursor].key == name {
+            cursor += 1
+            return sequence[cursor - 1].index
+        }
+        let index: Int?
+        if let known = indexForKey[name] {
+            index = known >= 0 ? known : nil
+        } else {
+            index = indexes[column(for: key)]
+            indexForKey[name] = index ?? -1
+        }
+        if cursor == sequence.count {
+            sequence.append((name, index))
+            cursor += 1
+        }
         return index
     }
 
@@ -88,10 +109,12 @@ private struct RowDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     func decodeNil(forKey key: Key) throws -> Bool { try cell(for: key).bytes == nil }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        guard layout.index(for: key) != nil || !(T.self is any RelationshipSlot.Type) else {
-            return (T.self as! any RelationshipSlot.Type).unloadedSlot as! T
+        guard let index = layout.index(for: key) else {
+            if let slot = T.self as? any RelationshipSlot.Type { return slot.unloadedSlot as! T }
+            return try failure(
+                "table '\(layout.schema.table)' has no column '\(layout.column(for: key))' for property '\(key.stringValue)'", key: key)
         }
-        let cell = try cell(for: key)
+        let cell = row[index]
         do {
             guard cell.bytes != nil else { throw PostgresDecodingError.Code.missingData }
             return try CellDecoding.decode(T.self, from: cell)

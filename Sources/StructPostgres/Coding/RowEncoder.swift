@@ -13,10 +13,23 @@ struct RowEncoder {
         var values: [ColumnValue] = []
     }
 
-    func encode<E: Encodable>(_ entity: E) throws -> Row {
-        let encoder = RowEncodingEncoder(naming: naming)
+    /// The columns of a row without its values: what every row of one entity type encodes.
+    struct Shape: Sendable {
+        let columns: [String]
+        let properties: [String]
+    }
+
+    /// Encodes `entity`; given the `expected` shape of its type, only the values are collected, each key checked
+    /// against the shape (an entity whose `encode(to:)` varies is encoded again in full).
+    func encode<E: Encodable>(_ entity: E, expecting expected: Shape? = nil) throws -> Row {
+        let encoder = RowEncodingEncoder(naming: naming, expected: expected)
         try entity.encode(to: encoder)
         if let problem = encoder.problem { throw problem }
+        if let expected {
+            guard !encoder.deviated, encoder.row.values.count == expected.properties.count else { return try encode(entity) }
+            encoder.row.columns = expected.columns
+            encoder.row.properties = expected.properties
+        }
         return encoder.row
     }
 
@@ -73,12 +86,18 @@ struct EncodedValue: Encodable, Sendable {
 
 private final class RowEncodingEncoder: Encoder {
     let naming: ColumnNaming
+    let expected: RowEncoder.Shape?
+    var deviated = false
     var row = RowEncoder.Row()
     var problem: StructPostgresError?
     var codingPath: [any CodingKey] = []
     var userInfo: [CodingUserInfoKey: Any] = [:]
 
-    init(naming: ColumnNaming) { self.naming = naming }
+    init(naming: ColumnNaming, expected: RowEncoder.Shape?) {
+        self.naming = naming
+        self.expected = expected
+        row.values.reserveCapacity(expected?.properties.count ?? 8)
+    }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         KeyedEncodingContainer(RowContainer<Key>(encoder: self))
@@ -95,6 +114,12 @@ private final class RowEncodingEncoder: Encoder {
     }
 
     func append(_ key: some CodingKey, _ value: ColumnValue) {
+        if let expected {
+            let position = row.values.count
+            if position >= expected.properties.count || expected.properties[position] != key.stringValue { deviated = true }
+            row.values.append(value)
+            return
+        }
         row.properties.append(key.stringValue)
         row.columns.append(naming.column(for: key.stringValue))
         row.values.append(value)
@@ -121,6 +146,9 @@ private struct RowContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func encode(_ value: UInt32, forKey key: Key) throws { encoder.append(key, value.columnValue) }
     mutating func encode(_ value: UInt64, forKey key: Key) throws { encoder.append(key, value.columnValue) }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        // The common leaves first, without a protocol cast (a conformance lookup per value).
+        if T.self == UUID.self { return encoder.append(key, .uuid(unsafeBitCast(value, to: UUID.self))) }
+        if T.self == Date.self { return encoder.append(key, .timestamptz(unsafeBitCast(value, to: Date.self))) }
         if let leaf = value as? any ColumnConvertible { return encoder.append(key, leaf.columnValue) }
         if value is any RelationshipSlot { return }
         encoder.append(key, try RowEncoder.columnValue(of: value, property: key.stringValue))

@@ -42,10 +42,11 @@ struct BatchColumns {
         rows.reserveCapacity(entities.count)
         var names: [String] = []
         var properties: [String] = []
+        var shape = description.shape.value
         for (index, value) in zip(entities.indices, entities) {
             let row: RowEncoder.Row
             do {
-                row = try encoder.encode(value)
+                row = try encoder.encode(value, expecting: shape)
             } catch var error as StructPostgresError {
                 error = error.with(entity: entity, table: table)
                 error.message += " (entity at index \(index))"
@@ -54,6 +55,10 @@ struct BatchColumns {
             if index == entities.startIndex {
                 names = row.columns
                 properties = row.properties
+                if shape == nil {
+                    shape = RowEncoder.Shape(columns: names, properties: properties)
+                    description.shape.store(shape!)
+                }
             } else if row.columns != names {
                 throw StructPostgresError(
                     .unsupportedType, "entity at index \(index) encodes columns \(row.columns) but the first encodes \(names)",
@@ -69,12 +74,14 @@ struct BatchColumns {
             }
             return index
         }
-        let (unique, merged) = Self.mergeDuplicates(rows, keyIndexes: keyIndexes)
+        let (unique, merged) = rows.count == 1 ? (rows, 0) : Self.mergeDuplicates(rows, keyIndexes: keyIndexes)
         self.merged = merged
         rows = unique
         let finalRows = rows
         self.rowCount = rows.count
         var columns: [Column] = []
+        columns.reserveCapacity(names.count)
+        let rowKey: (Int) -> String = { row in keyIndexes.map { "\(names[$0])=\(finalRows[row][$0].keyDescription)" }.joined(separator: ", ") }
         for (position, name) in names.enumerated() {
             let property = properties[position]
             guard let info = description.schema.columns[name] else {
@@ -88,9 +95,7 @@ struct BatchColumns {
                     .undefinedColumn, "two properties map to column '\(name)'", entity: entity, table: table, column: name, property: property)
             }
             let values = rows.map { $0[position] }
-            let checker = ValueChecker(
-                entity: entity, table: table, column: info, property: property,
-                rowKey: { row in keyIndexes.map { "\(names[$0])=\(finalRows[row][$0].keyDescription)" }.joined(separator: ", ") })
+            let checker = ValueChecker(entity: entity, table: table, column: info, property: property, rowKey: rowKey)
             let wire = try checker.check(values)
             columns.append(Column(name: name, property: property, info: info, wire: wire, values: values))
         }

@@ -64,6 +64,7 @@ extension DatabaseSession {
     }
 
     static func decode<E: EntityProtocol>(_ type: E.Type, _ row: PostgresRandomAccessRow, _ layout: RowLayout) throws -> E {
+        layout.startRow()
         do {
             return try E(from: RowDecoder(row: row, layout: layout))
         } catch let error as StructPostgresError {

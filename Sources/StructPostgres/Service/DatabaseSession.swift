@@ -68,11 +68,13 @@ struct DatabaseSession: Sendable {
     /// A statement with parameters is prepared on the connection the first time (see ``PreparedStatementRegistry``).
     private func send<T>(_ statement: Statement, _ read: (RowSequence) async throws -> T) async throws -> T {
         let configuration = runtime.configuration
-        var metadata: Logger.Metadata = ["sql": "\(statement.sql)", "binds": "\(statement.bindings.count)"]
-        if configuration.logBoundValues {
-            metadata["values"] = "\(statement.values.map(\.keyDescription).joined(separator: ", "))"
+        if runtime.logger.logLevel <= .debug {
+            var metadata: Logger.Metadata = ["sql": "\(statement.sql)", "binds": "\(statement.bindings.count)"]
+            if configuration.logBoundValues {
+                metadata["values"] = "\(statement.values.map(\.keyDescription).joined(separator: ", "))"
+            }
+            runtime.logger.debug("query", metadata: metadata)
         }
-        runtime.logger.debug("query", metadata: metadata)
         let start = ContinuousClock.now
         let key = PreparedStatementRegistry.Key(sql: statement.sql, types: statement.types)
         let name = statement.types.isEmpty ? nil : runtime.preparedStatements.name(for: key)

@@ -73,6 +73,11 @@ struct ValueChecker {
     }
 
     private func checkRange(_ value: ColumnValue, row: Int) throws {
+        if let integer = value.integer, let (low, high) = integerBounds {
+            guard integer < low || integer > high else { return }
+            throw fail(.invalidValue, "a value is out of range for column '\(column.name)' of type \(column.typeName)",
+                       row: row, sqlState: SQLState.numericValueOutOfRange)
+        }
         let bounds: (min: Decimal, max: Decimal)
         switch column.baseName {
         case "int2": bounds = (Decimal(Int16.min), Decimal(Int16.max))
@@ -100,9 +105,31 @@ struct ValueChecker {
         }
     }
 
+    /// The range of an integer column, compared without going through `Decimal`.
+    private var integerBounds: (Int64, Int64)? {
+        switch column.baseName {
+        case "int2": (Int64(Int16.min), Int64(Int16.max))
+        case "int4": (Int64(Int32.min), Int64(Int32.max))
+        case "int8": (Int64.min, Int64.max)
+        default: nil
+        }
+    }
+
     private func fail(_ code: StructPostgresError.Code, _ message: String, row: Int, sqlState: String? = nil) -> StructPostgresError {
         StructPostgresError(
             code, "\(entity).\(property): \(message)", sqlState: sqlState, entity: entity, table: table,
             column: column.name, property: property, rowKey: rowKey(row))
+    }
+}
+
+private extension ColumnValue {
+    /// The value of an integer case.
+    var integer: Int64? {
+        switch self {
+        case .int2(let value): Int64(value)
+        case .int4(let value): Int64(value)
+        case .int8(let value): value
+        default: nil
+        }
     }
 }
