@@ -14,11 +14,17 @@ final class RowLayout: @unchecked Sendable {
     private var indexForKey: [String: Int] = [:]
     /// The keys in the order the entity's `init(from:)` asked for them, and where the current row is in it:
     /// rows of one type ask in the same order, so a key is usually found by one comparison, without hashing.
-    private var sequence: [(key: String, index: Int?)] = []
-    private var cursor = 0
+    @exclusivity(unchecked) private var sequence: [(key: String, index: Int?)] = []
+    @exclusivity(unchecked) private var cursor = 0
+    /// One decoder for every row of the result, so that decoding a row allocates as little as possible.
+    private lazy var decoder = RowDecoder(layout: self)
 
-    /// Called before each row is decoded.
-    func startRow() { cursor = 0 }
+    /// Decodes `row` as an `E`.
+    func decode<E: Decodable>(_ type: E.Type, _ row: PostgresRandomAccessRow) throws -> E {
+        cursor = 0
+        decoder.row = row
+        return try E(from: decoder)
+    }
 
     init(entity: String, schema: TableSchema, naming: ColumnNaming, selected: [String], keyColumns: [String]) {
         self.entity = entity
@@ -68,7 +74,7 @@ final class RowLayout: @unchecked Sendable {
     func describeKey(of row: PostgresRandomAccessRow) -> String {
         keyColumns.map { column in
             guard let index = indexes[column] else { return "\(column)=?" }
-            let cell = row[index]
+            let cell = decoder.row[index]
             guard cell.bytes != nil else { return "\(column)=NULL" }
             if let uuid = try? cell.decode(UUID.self) { return "\(column)=\(uuid.uuidString)" }
             if let int = try? Int64.decode(cell) { return "\(column)=\(int)" }
@@ -78,15 +84,17 @@ final class RowLayout: @unchecked Sendable {
     }
 }
 
-/// Decodes one result row into a `Decodable` entity through its `CodingKeys`.
-struct RowDecoder: Decoder {
-    let row: PostgresRandomAccessRow
-    let layout: RowLayout
+/// Decodes one result row into a `Decodable` entity through its `CodingKeys`; ``RowLayout`` keeps one per query.
+final class RowDecoder: Decoder {
+    unowned(unsafe) let layout: RowLayout
+    @exclusivity(unchecked) var row: PostgresRandomAccessRow!
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
+    init(layout: RowLayout) { self.layout = layout }
+
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(RowDecodingContainer<Key>(row: row, layout: layout))
+        KeyedDecodingContainer(RowDecodingContainer<Key>(decoder: self))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -99,8 +107,9 @@ struct RowDecoder: Decoder {
 }
 
 private struct RowDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let row: PostgresRandomAccessRow
-    let layout: RowLayout
+    let decoder: RowDecoder
+    var layout: RowLayout { decoder.layout }
+    var row: PostgresRandomAccessRow { decoder.row }
     var codingPath: [any CodingKey] { [] }
     var allKeys: [Key] { layout.indexes.keys.compactMap { Key(stringValue: $0) } }
 
@@ -114,7 +123,7 @@ private struct RowDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
             return try failure(
                 "table '\(layout.schema.table)' has no column '\(layout.column(for: key))' for property '\(key.stringValue)'", key: key)
         }
-        let cell = row[index]
+        let cell = decoder.row[index]
         do {
             guard cell.bytes != nil else { throw PostgresDecodingError.Code.missingData }
             return try CellDecoding.decode(T.self, from: cell)
@@ -154,8 +163,8 @@ private struct RowDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
         try failure("property '\(key.stringValue)' asks for a nested container; decode a Codable value instead", key: key)
     }
 
-    func superDecoder() throws -> any Decoder { RowDecoder(row: row, layout: layout) }
-    func superDecoder(forKey key: Key) throws -> any Decoder { RowDecoder(row: row, layout: layout) }
+    func superDecoder() throws -> any Decoder { decoder }
+    func superDecoder(forKey key: Key) throws -> any Decoder { decoder }
 }
 
 /// Decodes a non-null cell into any `Decodable` type.

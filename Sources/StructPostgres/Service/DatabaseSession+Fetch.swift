@@ -17,13 +17,14 @@ struct FetchRequest: Sendable {
 
 extension DatabaseSession {
     func fetch<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest) async throws -> [E] {
-        try await fetchRows(E.self, request).entities
+        try await fetchRows(E.self, request, keepingRows: false).entities
     }
 
-    /// The entities matching `request`, with the rows they were decoded from.
-    func fetchRows<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest) async throws -> DecodedRows<E> {
+    /// The entities matching `request`, with the rows they were decoded from when `keepingRows`
+    /// (relationships are loaded from the rows' link values).
+    func fetchRows<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest, keepingRows: Bool) async throws -> DecodedRows<E> {
         let (statement, description) = try await selectStatement(E.self, request)
-        return try decode(E.self, try await runTagged(statement, description), description)
+        return try decode(E.self, try await runTagged(statement, description), description, keepingRows: keepingRows)
     }
 
     /// `SELECT <every column> FROM table WHERE ... ORDER BY ... LIMIT ... OFFSET ...`.
@@ -49,24 +50,23 @@ extension DatabaseSession {
 
     /// Decodes every row into an entity; the rows' first columns are the table's, in catalog order.
     func decode<E: EntityProtocol>(
-        _ type: E.Type, _ rows: [PostgresRow], _ description: EntityDescription
+        _ type: E.Type, _ rows: [PostgresRow], _ description: EntityDescription, keepingRows: Bool = true
     ) throws -> DecodedRows<E> {
         let layout = RowLayout(description)
         var decoded = DecodedRows<E>(layout: layout)
         decoded.entities.reserveCapacity(rows.count)
-        decoded.rows.reserveCapacity(rows.count)
+        if keepingRows { decoded.rows.reserveCapacity(rows.count) }
         for row in rows {
             let access = row.makeRandomAccess()
             decoded.entities.append(try Self.decode(E.self, access, layout))
-            decoded.rows.append(access)
+            if keepingRows { decoded.rows.append(access) }
         }
         return decoded
     }
 
     static func decode<E: EntityProtocol>(_ type: E.Type, _ row: PostgresRandomAccessRow, _ layout: RowLayout) throws -> E {
-        layout.startRow()
         do {
-            return try E(from: RowDecoder(row: row, layout: layout))
+            return try layout.decode(E.self, row)
         } catch let error as StructPostgresError {
             throw error
         } catch {

@@ -3,7 +3,7 @@ import PostgresNIO
 extension DatabaseSession {
     /// Fetches entities, then their relationships as `loading` asks: one query per relationship per level.
     func fetchGraph<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest, loading: Loading) async throws -> [E] {
-        var decoded = try await fetchRows(E.self, request)
+        var decoded = try await fetchRows(E.self, request, keepingRows: !E.relationships.isEmpty && !loading.isEmpty)
         try await loadRelationships(&decoded, loading: loading)
         return decoded.entities
     }
