@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Runs the benchmarks: StructPostgres against hand-written PostgresNIO, in one process, on one throwaway
-# PostgreSQL (or DATABASE_URL), release build. Options: --books N --authors N --rounds N --singles N.
-# Not part of CI: the Benchmarks package is separate from the library's.
+# Runs the benchmarks: StructPostgres against hand-written PostgresNIO and Fluent, every workload in one
+# process on one throwaway PostgreSQL (or DATABASE_URL), release build; every result is checked in the database.
+#   scripts/bench.sh                 # the issue's sizes: 10,000 books ... W1 also at 100,000 and 1,000,000 rows
+#   scripts/bench.sh --quick         # the smallest configuration (well under two minutes with the build done)
+#   scripts/bench.sh --help          # every option (sizes, rounds, --only W1,W3, --no-fluent, --markdown)
+# Not part of CI: the Benchmarks package is separate from the library's, so users and CI never build Fluent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

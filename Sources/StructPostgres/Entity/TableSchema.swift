@@ -44,6 +44,8 @@ struct TableSchema: Sendable {
     var foreignKeys: [ForeignKey] = []
     /// The oids of the tables this table's foreign keys reference (itself excluded).
     var referencedTables: Set<Int64> { Set(foreignKeys.map(\.referencedTable)).subtracting([oid]) }
+    /// Whether a foreign key of the table references the table itself.
+    var referencesItself: Bool { foreignKeys.contains { $0.referencedTable == oid } }
     let columns: [String: Column]
     let columnOrder: [String]
     /// Column sets of the table's unique indexes (the primary key included).

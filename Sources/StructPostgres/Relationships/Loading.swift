@@ -60,8 +60,10 @@ public struct Loading: Sendable, Equatable {
     }
 
     /// Refuses path names that are not relationships of the entity.
-    func validate(relationships names: [String], entity: String) throws {
+    func validate(relationships names: @autoclosure () -> [String], entity: @autoclosure () -> String) throws {
         guard case .paths(let tree) = mode else { return }
+        let names = names()
+        let entity = entity()
         for requested in tree.keys.sorted() where !names.contains(requested) {
             let known = names.isEmpty ? "it has no relationships" : "its relationships are \(names.joined(separator: ", "))"
             throw StructPostgresError(

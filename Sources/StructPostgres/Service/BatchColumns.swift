@@ -29,12 +29,13 @@ struct BatchColumns {
     let rowCount: Int
     let merged: Int
 
-    init<E: EntityProtocol>(_ entities: [E], description: EntityDescription) throws {
-        try self.init(entities[...], description: description)
+    init<E: EntityProtocol>(_ entities: [E], description: EntityDescription, keysOnly: Bool = false) throws {
+        try self.init(entities[...], description: description, keysOnly: keysOnly)
     }
 
-    /// A chunk of a larger batch; errors name an entity by its index in the whole batch.
-    init<E: EntityProtocol>(_ entities: ArraySlice<E>, description: EntityDescription) throws {
+    /// A chunk of a larger batch; errors name an entity by its index in the whole batch. `keysOnly` keeps
+    /// only the unique key's columns, duplicates included (what a delete needs).
+    init<E: EntityProtocol>(_ entities: ArraySlice<E>, description: EntityDescription, keysOnly: Bool = false) throws {
         let entity = description.entity
         let table = description.schema.table
         let encoder = RowEncoder(naming: description.naming)
@@ -43,10 +44,10 @@ struct BatchColumns {
         var names: [String] = []
         var properties: [String] = []
         var shape = description.shape.value
-        for (index, value) in zip(entities.indices, entities) {
+        for index in entities.indices {
             let row: RowEncoder.Row
             do {
-                row = try encoder.encode(value, expecting: shape)
+                row = try encoder.encode(entities[index], expecting: shape)
             } catch var error as StructPostgresError {
                 error = error.with(entity: entity, table: table)
                 error.message += " (entity at index \(index))"
@@ -74,7 +75,7 @@ struct BatchColumns {
             }
             return index
         }
-        let (unique, merged) = rows.count == 1 ? (rows, 0) : Self.mergeDuplicates(rows, keyIndexes: keyIndexes)
+        let (unique, merged) = rows.count == 1 || keysOnly ? (rows, 0) : Self.mergeDuplicates(rows, keyIndexes: keyIndexes)
         self.merged = merged
         rows = unique
         let finalRows = rows
@@ -82,7 +83,7 @@ struct BatchColumns {
         var columns: [Column] = []
         columns.reserveCapacity(names.count)
         let rowKey: (Int) -> String = { row in keyIndexes.map { "\(names[$0])=\(finalRows[row][$0].keyDescription)" }.joined(separator: ", ") }
-        for (position, name) in names.enumerated() {
+        for (position, name) in names.enumerated() where !keysOnly || description.keyColumns.contains(name) {
             let property = properties[position]
             guard let info = description.schema.columns[name] else {
                 throw StructPostgresError(

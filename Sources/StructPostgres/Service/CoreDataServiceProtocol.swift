@@ -104,10 +104,34 @@ enum EntityOperations {
     }
 
     /// Converts the models into a unit of work.
-    static func unitOfWork<Model: EntityConvertible>(_ models: [Model]) throws -> EntityContext {
+    static func unitOfWork<Model: EntityConvertible>(_ models: some Collection<Model>) throws -> EntityContext {
         let context = EntityContext()
         for model in models { try context.insert(model) }
         return context
+    }
+
+    /// Writes `models` in slices of ``DatabaseSession/rowsPerStatement``, each converted and written as a unit
+    /// of work, so that memory stays flat however many models there are; the caller runs it in a transaction.
+    /// Only for models without relationships whose table has no foreign key to itself (a row could reference
+    /// one in a later slice); others are written as one unit of work.
+    static func writeInSlices<Model: EntityConvertible>(
+        _ models: [Model], in session: DatabaseSession, options: UpsertOptions
+    ) async throws -> UpsertResult {
+        let size = DatabaseSession.rowsPerStatement
+        guard Model.Entity.relationships.isEmpty, try await !session.describe(Model.Entity.self).schema.referencesItself else {
+            return try await write(try unitOfWork(models), in: session, options: options)
+        }
+        var total = UpsertResult()
+        for start in stride(from: 0, to: models.count, by: size) {
+            let end = min(models.count, start + size)
+            do {
+                total = total + (try await write(try unitOfWork(models[start..<end]), in: session, options: options))
+            } catch var error as StructPostgresError {
+                error.message += " (in models \(start)..<\(end) of the batch, counted from that slice)"
+                throw error
+            }
+        }
+        return total
     }
 
     /// Writes the tables in foreign-key order, then the join-table sets.

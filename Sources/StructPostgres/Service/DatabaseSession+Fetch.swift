@@ -107,7 +107,7 @@ extension DatabaseSession {
     func delete<E: EntityProtocol>(_ entities: [E]) async throws -> Int {
         guard !entities.isEmpty else { return 0 }
         let description = try await describe(E.self)
-        let batch = try BatchColumns(entities, description: description)
+        let batch = try BatchColumns(entities, description: description, keysOnly: true)
         var statement = Statement(sql: "")
         var parameters: [String] = []
         for key in description.keyColumns {

@@ -9,8 +9,11 @@ extension DatabaseSession {
     /// A batch of more than ``rowsPerStatement`` rows is sent in chunks of that many rows, so that memory stays
     /// flat however large the batch (callers run them in one transaction). A key repeated in two chunks is
     /// written twice, the last one winning, and counted as updated rather than merged.
+    /// A table with a foreign key to itself is always written with one statement: a row may reference a later one.
     func upsert<E: EntityProtocol>(_ entities: [E], options: UpsertOptions) async throws -> UpsertResult {
-        guard entities.count > Self.rowsPerStatement else { return try await upsertChunk(entities[...], options: options) }
+        guard entities.count > Self.rowsPerStatement, try await !describe(E.self).schema.referencesItself else {
+            return try await upsertChunk(entities[...], options: options)
+        }
         var total = UpsertResult()
         for start in stride(from: 0, to: entities.count, by: Self.rowsPerStatement) {
             total = total + (try await upsertChunk(entities[start..<min(entities.count, start + Self.rowsPerStatement)], options: options))

@@ -75,6 +75,9 @@ public final class PostgresService: CoreDataServiceProtocol, Service {
 
     @discardableResult
     public func update<Model: EntityConvertible>(entities: [Model], options: UpsertOptions) async throws -> UpsertResult {
+        if entities.count > DatabaseSession.rowsPerStatement {
+            return try await transaction { try await EntityOperations.writeInSlices(entities, in: $0.session, options: options) }
+        }
         let work = try EntityOperations.unitOfWork(entities)
         guard !work.isEmpty else { return UpsertResult() }
         if work.statementCount == 1 {
