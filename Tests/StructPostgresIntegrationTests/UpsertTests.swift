@@ -151,4 +151,20 @@ import Testing
             #expect(changed == 0)
         }
     }
+
+    @Test func aLargeBatchOfATableThatReferencesItselfIsOneStatement() async throws {
+        struct Person: StoredModel {
+            static let table = "people"
+            let uuid: UUID
+            var bossID: UUID?
+        }
+        try await withTables("CREATE TABLE people (uuid uuid PRIMARY KEY, boss_id uuid REFERENCES people (uuid))") { service, log in
+            let ids = (0..<10_001).map { _ in UUID() }
+            // Each person's boss comes later in the batch: split in two statements, the first would fail.
+            let people = ids.indices.map { Person(uuid: ids[$0], bossID: $0 + 1 < ids.count ? ids[$0 + 1] : nil) }
+            let written = try await service.update(entities: people)
+            #expect(written.inserted == 10_001)
+            #expect(log.all.filter { $0.hasPrefix("WITH upserted") }.count == 1)
+        }
+    }
 }
