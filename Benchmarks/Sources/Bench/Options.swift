@@ -6,7 +6,7 @@ struct Options {
     var authors = 1_000
     var reviews = 30_000
     var sizes = [10_000, 100_000, 1_000_000]
-    var rounds = 3
+    var rounds = 5
     var singles = 2_000
     var stores = 100
     var streamRows = 1_000_000

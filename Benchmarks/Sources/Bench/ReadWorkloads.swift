@@ -64,6 +64,7 @@ extension Bench {
         var readTimes: [Contender: [Double]] = [:]
         let writeTimes = try await rounds(options.rounds) { contender in
             try await service.execute(unsafeSQL: "TRUNCATE reviews, store_books, books, stores, authors")
+            try await settle()
             let write = try await Report.seconds {
                 switch contender {
                 case .handWritten: try await hand.writeGraph(stores)
@@ -75,6 +76,7 @@ extension Bench {
             guard stored == census, try await hand.count("store_books") == census[1] else {
                 throw BenchError("W6 \(contender.rawValue): stored \(stored), expected \(census)")
             }
+            try await settle()
             var read: [GraphStore] = []
             let seconds = try await Report.seconds {
                 switch contender {

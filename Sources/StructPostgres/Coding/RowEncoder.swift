@@ -20,10 +20,20 @@ struct RowEncoder {
     }
 
     /// Encodes `entity`; given the `expected` shape of its type, only the values are collected, each key checked
-    /// against the shape (an entity whose `encode(to:)` varies is encoded again in full).
-    func encode<E: Encodable>(_ entity: E, expecting expected: Shape? = nil) throws -> Row {
+    /// against the shape (an entity whose `encode(to:)` varies is encoded again in full). With `prefix`, encoding
+    /// stops after that many columns of the expected shape (a delete needs the key only).
+    func encode<E: Encodable>(_ entity: E, expecting expected: Shape? = nil, prefix: Int? = nil) throws -> Row {
         let encoder = RowEncodingEncoder(naming: naming, expected: expected)
-        try entity.encode(to: encoder)
+        encoder.stopAfter = expected == nil ? nil : prefix
+        do {
+            try entity.encode(to: encoder)
+        } catch is RowEncodingEncoder.Stop {
+            if let problem = encoder.problem { throw problem }
+            guard let expected, !encoder.deviated else { return try encode(entity) }
+            encoder.row.columns = Array(expected.columns.prefix(encoder.row.values.count))
+            encoder.row.properties = Array(expected.properties.prefix(encoder.row.values.count))
+            return encoder.row
+        }
         if let problem = encoder.problem { throw problem }
         if let expected {
             guard !encoder.deviated, encoder.row.values.count == expected.properties.count else { return try encode(entity) }
@@ -88,6 +98,9 @@ private final class RowEncodingEncoder: Encoder {
     let naming: ColumnNaming
     let expected: RowEncoder.Shape?
     var deviated = false
+    /// Stop (throwing ``Stop``) once this many values are collected.
+    var stopAfter: Int?
+    struct Stop: Error {}
     var row = RowEncoder.Row()
     var problem: StructPostgresError?
     var codingPath: [any CodingKey] = []
@@ -113,11 +126,12 @@ private final class RowEncodingEncoder: Encoder {
         return DiscardingUnkeyedContainer()
     }
 
-    func append(_ key: some CodingKey, _ value: ColumnValue) {
+    func append(_ key: some CodingKey, _ value: ColumnValue) throws {
         if let expected {
             let position = row.values.count
             if position >= expected.properties.count || expected.properties[position] != key.stringValue { deviated = true }
             row.values.append(value)
+            if row.values.count == stopAfter { throw Stop() }
             return
         }
         row.properties.append(key.stringValue)
@@ -130,28 +144,28 @@ private struct RowContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let encoder: RowEncodingEncoder
     var codingPath: [any CodingKey] { [] }
 
-    mutating func encodeNil(forKey key: Key) throws { encoder.append(key, .null) }
-    mutating func encode(_ value: Bool, forKey key: Key) throws { encoder.append(key, .bool(value)) }
-    mutating func encode(_ value: String, forKey key: Key) throws { encoder.append(key, .text(value)) }
-    mutating func encode(_ value: Double, forKey key: Key) throws { encoder.append(key, .float8(value)) }
-    mutating func encode(_ value: Float, forKey key: Key) throws { encoder.append(key, .float4(value)) }
-    mutating func encode(_ value: Int, forKey key: Key) throws { encoder.append(key, value.columnValue) }
-    mutating func encode(_ value: Int8, forKey key: Key) throws { encoder.append(key, value.columnValue) }
-    mutating func encode(_ value: Int16, forKey key: Key) throws { encoder.append(key, value.columnValue) }
-    mutating func encode(_ value: Int32, forKey key: Key) throws { encoder.append(key, value.columnValue) }
-    mutating func encode(_ value: Int64, forKey key: Key) throws { encoder.append(key, value.columnValue) }
-    mutating func encode(_ value: UInt, forKey key: Key) throws { encoder.append(key, value.columnValue) }
-    mutating func encode(_ value: UInt8, forKey key: Key) throws { encoder.append(key, value.columnValue) }
-    mutating func encode(_ value: UInt16, forKey key: Key) throws { encoder.append(key, value.columnValue) }
-    mutating func encode(_ value: UInt32, forKey key: Key) throws { encoder.append(key, value.columnValue) }
-    mutating func encode(_ value: UInt64, forKey key: Key) throws { encoder.append(key, value.columnValue) }
+    mutating func encodeNil(forKey key: Key) throws { try encoder.append(key, .null) }
+    mutating func encode(_ value: Bool, forKey key: Key) throws { try encoder.append(key, .bool(value)) }
+    mutating func encode(_ value: String, forKey key: Key) throws { try encoder.append(key, .text(value)) }
+    mutating func encode(_ value: Double, forKey key: Key) throws { try encoder.append(key, .float8(value)) }
+    mutating func encode(_ value: Float, forKey key: Key) throws { try encoder.append(key, .float4(value)) }
+    mutating func encode(_ value: Int, forKey key: Key) throws { try encoder.append(key, value.columnValue) }
+    mutating func encode(_ value: Int8, forKey key: Key) throws { try encoder.append(key, value.columnValue) }
+    mutating func encode(_ value: Int16, forKey key: Key) throws { try encoder.append(key, value.columnValue) }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { try encoder.append(key, value.columnValue) }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { try encoder.append(key, value.columnValue) }
+    mutating func encode(_ value: UInt, forKey key: Key) throws { try encoder.append(key, value.columnValue) }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws { try encoder.append(key, value.columnValue) }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws { try encoder.append(key, value.columnValue) }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws { try encoder.append(key, value.columnValue) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws { try encoder.append(key, value.columnValue) }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         // The common leaves first, without a protocol cast (a conformance lookup per value).
-        if T.self == UUID.self { return encoder.append(key, .uuid(unsafeBitCast(value, to: UUID.self))) }
-        if T.self == Date.self { return encoder.append(key, .timestamptz(unsafeBitCast(value, to: Date.self))) }
-        if let leaf = value as? any ColumnConvertible { return encoder.append(key, leaf.columnValue) }
+        if T.self == UUID.self { return try encoder.append(key, .uuid(unsafeBitCast(value, to: UUID.self))) }
+        if T.self == Date.self { return try encoder.append(key, .timestamptz(unsafeBitCast(value, to: Date.self))) }
+        if let leaf = value as? any ColumnConvertible { return try encoder.append(key, leaf.columnValue) }
         if value is any RelationshipSlot { return }
-        encoder.append(key, try RowEncoder.columnValue(of: value, property: key.stringValue))
+        try encoder.append(key, try RowEncoder.columnValue(of: value, property: key.stringValue))
     }
 
     // Synthesized `encode(to:)` skips nil optionals through `encodeIfPresent`; a row needs every column.

@@ -3,8 +3,8 @@
 /// Everything that can be known before sending is checked here, so a bad value fails the whole
 /// batch before any statement runs: unknown columns, types that cannot go into a column, integers
 /// out of the column's range, strings longer than `varchar(n)` and NUL bytes, which PostgreSQL refuses.
-struct BatchColumns {
-    struct Column {
+struct BatchColumns: Sendable {
+    struct Column: Sendable {
         let name: String
         let property: String
         let info: TableSchema.Column
@@ -44,10 +44,17 @@ struct BatchColumns {
         var names: [String] = []
         var properties: [String] = []
         var shape = description.shape.value
+        // A delete needs the key only: encoding stops after the last key column of the learnt shape.
+        let prefix = keysOnly ? shape.flatMap { shape in
+            description.keyColumns.map { shape.columns.firstIndex(of: $0) }.reduce(0 as Int?) { last, index in
+                guard let last, let index else { return nil }
+                return max(last, index + 1)
+            }
+        } : nil
         for index in entities.indices {
             let row: RowEncoder.Row
             do {
-                row = try encoder.encode(entities[index], expecting: shape)
+                row = try encoder.encode(entities[index], expecting: shape, prefix: prefix)
             } catch var error as StructPostgresError {
                 error = error.with(entity: entity, table: table)
                 error.message += " (entity at index \(index))"

@@ -110,24 +110,41 @@ enum EntityOperations {
         return context
     }
 
-    /// Writes `models` in slices of ``DatabaseSession/rowsPerStatement``, each converted and written as a unit
-    /// of work, so that memory stays flat however many models there are; the caller runs it in a transaction.
-    /// Only for models without relationships whose table has no foreign key to itself (a row could reference
-    /// one in a later slice); others are written as one unit of work.
+    /// Writes `models` in slices of ``DatabaseSession/rowsPerStatement``, so that memory stays flat however
+    /// many models there are; the caller runs it in a transaction. The next slice is converted and encoded
+    /// while the server writes the current one. Only for models without relationships whose table has no
+    /// foreign key to itself (a row could reference one in a later slice); others are one unit of work.
     static func writeInSlices<Model: EntityConvertible>(
         _ models: [Model], in session: DatabaseSession, options: UpsertOptions
     ) async throws -> UpsertResult {
-        let size = DatabaseSession.rowsPerStatement
-        guard Model.Entity.relationships.isEmpty, try await !session.describe(Model.Entity.self).schema.referencesItself else {
+        let description = try await session.describe(Model.Entity.self)
+        guard Model.Entity.relationships.isEmpty, !description.schema.referencesItself else {
             return try await write(try unitOfWork(models), in: session, options: options)
         }
+        let size = DatabaseSession.rowsPerStatement
+        let runtime = session.runtime
+        /// A slice's upsert, or `nil` when converting its models registered other entities (written as a unit of work).
+        @Sendable func prepare(_ range: Range<Int>) throws -> DatabaseSession.PreparedUpsert? {
+            let context = EntityContext()
+            let entities = try models[range].map { try context.insert($0) }
+            guard context.registeredBatches.count == 1, context.registeredJoinSets.isEmpty else { return nil }
+            return try DatabaseSession.prepareUpsert(entities[...], description: description, options: options, runtime: runtime)
+        }
+        let slices = stride(from: 0, to: models.count, by: size).map { $0..<min(models.count, $0 + size) }
         var total = UpsertResult()
-        for start in stride(from: 0, to: models.count, by: size) {
-            let end = min(models.count, start + size)
+        var next = Task { try prepare(slices[0]) }
+        defer { next.cancel() }
+        for (index, range) in slices.enumerated() {
             do {
-                total = total + (try await write(try unitOfWork(models[start..<end]), in: session, options: options))
+                let prepared = try await next.value
+                if index + 1 < slices.count { next = Task { [slice = slices[index + 1]] in try prepare(slice) } }
+                if let prepared {
+                    total = total + (try await session.send(prepared, Model.Entity.self))
+                } else {
+                    total = total + (try await write(try unitOfWork(models[range]), in: session, options: options))
+                }
             } catch var error as StructPostgresError {
-                error.message += " (in models \(start)..<\(end) of the batch, counted from that slice)"
+                error.message += " (in models \(range.lowerBound)..<\(range.upperBound) of the batch; an index above counts from \(range.lowerBound))"
                 throw error
             }
         }

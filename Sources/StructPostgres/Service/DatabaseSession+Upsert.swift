@@ -27,17 +27,37 @@ extension DatabaseSession {
     private func upsertChunk<E: EntityProtocol>(_ entities: ArraySlice<E>, options: UpsertOptions) async throws -> UpsertResult {
         guard !entities.isEmpty else { return UpsertResult() }
         let description = try await describe(E.self)
+        return try await send(try Self.prepareUpsert(entities, description: description, options: options, runtime: runtime), E.self)
+    }
+
+    /// An upsert encoded and checked, ready to send: what can be done before waiting for the server.
+    struct PreparedUpsert: Sendable {
+        let statement: Statement
+        let batch: BatchColumns
+        let description: EntityDescription
+        let options: UpsertOptions
+    }
+
+    static func prepareUpsert<E: EntityProtocol>(
+        _ entities: ArraySlice<E>, description: EntityDescription, options: UpsertOptions, runtime: ServiceRuntime
+    ) throws -> PreparedUpsert {
         let batch = try BatchColumns(entities, description: description)
         let shape = UpsertShape(
             entity: ObjectIdentifier(E.self),
             columns: batch.columns.map { .init(name: $0.name, wire: $0.arrayType, needsCast: $0.needsCast) },
             conflict: options.conflict, singleRow: batch.rowCount == 1)
-        let statement = Self.bindColumns(batch, sql: try runtime.upsertText(shape) {
-            try Self.upsertSQL(batch, description: description, options: options)
+        let statement = bindColumns(batch, sql: try runtime.upsertText(shape) {
+            try upsertSQL(batch, description: description, options: options)
         })
+        return PreparedUpsert(statement: statement, batch: batch, description: description, options: options)
+    }
+
+    /// Sends a prepared upsert; counts what it did.
+    func send<E: EntityProtocol>(_ prepared: PreparedUpsert, _ type: E.Type) async throws -> UpsertResult {
+        let (batch, description, options) = (prepared.batch, prepared.description, prepared.options)
         let rows: [PostgresRow]
         do {
-            rows = try await run(statement)
+            rows = try await run(prepared.statement)
         } catch let error as StructPostgresError {
             throw Self.explainMissingReference(error.with(entity: description.entity, table: description.schema.table), E.self, description, batch)
         }

@@ -2,7 +2,7 @@ import Logging
 import PostgresNIO
 
 /// One SQL statement: text, bound values with their types and, for opt-in logging, a rendering of those values.
-struct Statement {
+struct Statement: Sendable {
     var sql: String
     var bindings = PostgresBindings()
     var types: [PostgresDataType] = []
