@@ -29,6 +29,19 @@ import Testing
         }
     }
 
+    @Test func preparedStatementsCanBeTurnedOff() async throws {
+        try await withTables(BookSchema.create, pool: Self.onePool, configure: { $0.preparesStatements = false }) { service, _ in
+            for index in 0..<3 {
+                try await service.update(entities: [Novel(uuid: UUID(), title: "Novel \(index)", price: 2, publisher: nil)])
+                _ = try await service.fetch(Novel.self, where: .equal("title", "Novel \(index)"))
+            }
+            let prepared = try await service.query("SELECT count(*) FROM pg_prepared_statements")
+            #expect(try prepared[0].decode(Int64.self) == 0)
+            let stored = try await rowCount("books", service)
+            #expect(stored == 3)
+        }
+    }
+
     @Test func aSingleRowUpsertCountsInsertedUpdatedAndSkipped() async throws {
         try await withTables(BookSchema.create) { service, _ in
             var novel = Novel(uuid: UUID(), title: "Dune", price: 9, publisher: nil)

@@ -77,7 +77,7 @@ struct DatabaseSession: Sendable {
         }
         let start = ContinuousClock.now
         let key = PreparedStatementRegistry.Key(sql: statement.sql, types: statement.types)
-        let name = statement.types.isEmpty ? nil : runtime.preparedStatements.name(for: key)
+        let name = statement.types.isEmpty || !configuration.preparesStatements ? nil : runtime.preparedStatements.name(for: key)
         do {
             try ensureOpen(sql: statement.sql)
             let rows: RowSequence

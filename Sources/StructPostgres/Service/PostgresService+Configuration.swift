@@ -13,6 +13,10 @@ extension PostgresService {
         public var maxTransactionRetries: Int
         /// Called after every statement the service sends; useful for counting statements in tests.
         public var queryObserver: (@Sendable (QueryEvent) -> Void)?
+        /// Prepare statements once per connection and reuse them (on by default). Turn off behind a pooler
+        /// that does not keep a server connection per client connection, such as PgBouncer in transaction mode
+        /// before 1.21: every statement is then parsed and planned each time it is sent.
+        public var preparesStatements = true
 
         public init(
             connection: ConnectionSettings, pool: PoolOptions = .init(),
