@@ -8,7 +8,8 @@ public struct PoolOptions: Sendable, Equatable {
     public var connectTimeout: Duration = .seconds(10)
     /// An idle connection above ``minConnections`` is closed after this long.
     public var idleTimeout: Duration = .seconds(60)
-    /// How long a caller waits for a free connection before ``StructPostgresError/Code-swift.struct/poolTimeout``.
+    /// How long a caller waits for a free connection before ``StructPostgresError/Code-swift.struct/poolTimeout``
+    /// (a call that finds an open connection idle takes it at once, without a timer).
     public var acquireTimeout: Duration = .seconds(30)
 
     public init(

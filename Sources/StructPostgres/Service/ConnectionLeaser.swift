@@ -7,7 +7,9 @@ extension ServiceRuntime {
     /// When a connection known to be open is idle, it is leased directly in the caller's task: that is the
     /// common case and costs nothing on top of PostgresNIO. Otherwise (pool exhausted, no connection opened
     /// yet, connections lost) the lease is taken in a child task and raced against the timeout, because
-    /// `PostgresClient` waits without bound, for instance while the server refuses connections.
+    /// `PostgresClient` waits without bound, for instance while the server refuses connections. (A direct lease
+    /// has no timer: if the idle connection it counted on is taken or closed at that very moment and the
+    /// server is down, it waits for the pool's reconnection like PostgresNIO itself would.)
     func withConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         // The pool may still hand out a connection the server has just closed, before it notices: lease again,
         // giving the pool a moment to drop it.
