@@ -86,7 +86,7 @@ final class RowLayout: @unchecked Sendable {
 
 /// Decodes one result row into a `Decodable` entity through its `CodingKeys`; ``RowLayout`` keeps one per query.
 final class RowDecoder: Decoder {
-    unowned(unsafe) let layout: RowLayout
+    unowned let layout: RowLayout
     @exclusivity(unchecked) var row: PostgresRandomAccessRow!
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
