@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Turns an `Encodable` entity into its columns, through the entity's `CodingKeys`.
 ///
@@ -41,6 +42,15 @@ struct RowEncoder {
             encoder.row.properties = expected.properties
         }
         return encoder.row
+    }
+
+    /// The shapes learnt from the first encoded row of each entity type, read by every later encoding of it.
+    private static let learntShapes = Mutex<[ObjectIdentifier: Shape]>([:])
+
+    static func learntShape<E>(of type: E.Type) -> Shape? { learntShapes.withLock { $0[ObjectIdentifier(type)] } }
+
+    static func learn<E>(_ row: Row, of type: E.Type) {
+        learntShapes.withLock { $0[ObjectIdentifier(type)] = Shape(columns: row.columns, properties: row.properties) }
     }
 
     /// The column value of one `Encodable` value, e.g. a filter argument.

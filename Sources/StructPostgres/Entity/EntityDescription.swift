@@ -1,5 +1,3 @@
-import Synchronization
-
 /// An entity type resolved against its table: which column each key names.
 struct EntityDescription: Sendable {
     let entity: String
@@ -7,8 +5,6 @@ struct EntityDescription: Sendable {
     let naming: ColumnNaming
     let keyColumns: [String]
     let relationships: [RelationshipInfo]
-    /// The columns the entity type encodes, learnt from its first encoded row (shared by copies).
-    let shape = LearntShape()
 
     init<E: EntityProtocol>(_ type: E.Type, schema: TableSchema) throws {
         try self.init(TargetInfo(E.self), schema: schema)
@@ -51,12 +47,4 @@ struct EntityDescription: Sendable {
             "unknown key '\(key)' for \(entity): table '\(schema.table)' has columns \(schema.columnOrder.joined(separator: ", "))",
             entity: entity, table: schema.table, column: converted, property: key)
     }
-}
-
-/// A row shape learnt once and read by every later batch of the same entity type.
-final class LearntShape: Sendable {
-    private let learnt = Mutex<RowEncoder.Shape?>(nil)
-
-    var value: RowEncoder.Shape? { learnt.withLock { $0 } }
-    func store(_ shape: RowEncoder.Shape) { learnt.withLock { $0 = shape } }
 }

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A relationship of an entity, declared in its ``EntityProtocol/relationships``: which ``Related``
 /// slot it fills and how the tables link. The links themselves (foreign keys, join tables, delete rules)
 /// live in the migrations; a declaration names what the catalog cannot guess.
@@ -168,14 +166,10 @@ struct TargetInfo: Sendable {
 
 /// One column's value read out of an entity by encoding it: the keys that join rows link.
 enum KeyEncoding {
-    /// The encoded shape of each entity type met here, so that later entities only collect their values.
-    private static let shapes = Mutex<[ObjectIdentifier: RowEncoder.Shape]>([:])
-
     static func value<E: EntityProtocol>(of entity: E, column: String) throws -> ColumnValue {
-        let id = ObjectIdentifier(E.self)
-        let known = shapes.withLock { $0[id] }
+        let known = RowEncoder.learntShape(of: E.self)
         let row = try RowEncoder(naming: E.columnNaming).encode(entity, expecting: known)
-        if known == nil { shapes.withLock { $0[id] = RowEncoder.Shape(columns: row.columns, properties: row.properties) } }
+        if known == nil { RowEncoder.learn(row, of: E.self) }
         guard let index = row.columns.firstIndex(of: column) else {
             throw StructPostgresError(
                 .undefinedColumn, "\(E.self) does not encode column '\(column)', which a relationship links by",

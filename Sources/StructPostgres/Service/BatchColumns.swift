@@ -43,7 +43,7 @@ struct BatchColumns: Sendable {
         rows.reserveCapacity(entities.count)
         var names: [String] = []
         var properties: [String] = []
-        var shape = description.shape.value
+        var shape = RowEncoder.learntShape(of: E.self)
         // A delete needs the key only: encoding stops after the last key column of the learnt shape.
         let prefix = keysOnly ? shape.flatMap { shape in
             description.keyColumns.map { shape.columns.firstIndex(of: $0) }.reduce(0 as Int?) { last, index in
@@ -64,8 +64,8 @@ struct BatchColumns: Sendable {
                 names = row.columns
                 properties = row.properties
                 if shape == nil {
-                    shape = RowEncoder.Shape(columns: names, properties: properties)
-                    description.shape.store(shape!)
+                    RowEncoder.learn(row, of: E.self)
+                    shape = RowEncoder.learntShape(of: E.self)
                 }
             } else if row.columns != names {
                 throw StructPostgresError(
