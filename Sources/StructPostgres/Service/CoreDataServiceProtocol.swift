@@ -139,7 +139,7 @@ enum EntityOperations {
                 let prepared = try await next.value
                 if index + 1 < slices.count { next = Task { [slice = slices[index + 1]] in try prepare(slice) } }
                 if let prepared {
-                    total = total + (try await session.send(prepared, Model.Entity.self))
+                    total = total + (try await session.sendUpsert(prepared, Model.Entity.self))
                 } else {
                     total = total + (try await write(try unitOfWork(models[range]), in: session, options: options))
                 }

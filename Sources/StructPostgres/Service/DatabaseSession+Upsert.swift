@@ -27,7 +27,7 @@ extension DatabaseSession {
     private func upsertChunk<E: EntityProtocol>(_ entities: ArraySlice<E>, options: UpsertOptions) async throws -> UpsertResult {
         guard !entities.isEmpty else { return UpsertResult() }
         let description = try await describe(E.self)
-        return try await send(try Self.prepareUpsert(entities, description: description, options: options, runtime: runtime), E.self)
+        return try await sendUpsert(try Self.prepareUpsert(entities, description: description, options: options, runtime: runtime), E.self)
     }
 
     /// An upsert encoded and checked, ready to send: what can be done before waiting for the server.
@@ -53,7 +53,7 @@ extension DatabaseSession {
     }
 
     /// Sends a prepared upsert; counts what it did.
-    func send<E: EntityProtocol>(_ prepared: PreparedUpsert, _ type: E.Type) async throws -> UpsertResult {
+    func sendUpsert<E: EntityProtocol>(_ prepared: PreparedUpsert, _ type: E.Type) async throws -> UpsertResult {
         let (batch, description, options) = (prepared.batch, prepared.description, prepared.options)
         let rows: [PostgresRow]
         do {

@@ -80,9 +80,9 @@ struct ValueChecker {
         }
         let bounds: (min: Decimal, max: Decimal)
         switch column.baseName {
-        case "int2": bounds = (Decimal(Int16.min), Decimal(Int16.max))
-        case "int4": bounds = (Decimal(Int32.min), Decimal(Int32.max))
-        case "int8": bounds = (Decimal(Int64.min), Decimal(Int64.max))
+        case "int2", "int4", "int8":
+            guard let (low, high) = integerBounds else { return }
+            bounds = (Decimal(low), Decimal(high))
         case "numeric":
             guard let (precision, scale) = column.numericPrecision else { return }
             // numeric(p, s) holds values that round, at scale s, to less than 10^(p - s).
