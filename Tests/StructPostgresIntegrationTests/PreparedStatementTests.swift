@@ -39,6 +39,23 @@ import Testing
             #expect(try prepared[0].decode(Int64.self) == 0)
             let stored = try await rowCount("books", service)
             #expect(stored == 3)
+            let deleted = try await service.deleteAll(Novel.self, where: .equal("title", "Novel 0"))
+            #expect(deleted == 1)
+            let rest = try await service.deleteAll(Novel.self, where: nil)
+            #expect(rest == 2)
+        }
+    }
+
+    @Test func aDeleteCountsTheRowsItRemovedEveryTime() async throws {
+        try await withTables(BookSchema.create, pool: Self.onePool) { service, _ in
+            let novels = (0..<6).map { Novel(uuid: UUID(), title: "Novel \($0)", price: 2, publisher: nil) }
+            try await service.update(entities: novels)
+            let first = try await service.delete(entities: Array(novels[0..<2]))
+            let again = try await service.delete(entities: Array(novels[0..<3]))
+            let byFilter = try await service.deleteAll(Novel.self, where: .equal("price", 2))
+            #expect(first == 2)
+            #expect(again == 1)
+            #expect(byFilter == 3)
         }
     }
 

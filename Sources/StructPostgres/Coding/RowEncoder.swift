@@ -21,20 +21,10 @@ struct RowEncoder {
     }
 
     /// Encodes `entity`; given the `expected` shape of its type, only the values are collected, each key checked
-    /// against the shape (an entity whose `encode(to:)` varies is encoded again in full). With `prefix`, encoding
-    /// stops after that many columns of the expected shape (a delete needs the key only).
-    func encode<E: Encodable>(_ entity: E, expecting expected: Shape? = nil, prefix: Int? = nil) throws -> Row {
+    /// against the shape (an entity whose `encode(to:)` varies is encoded again in full).
+    func encode<E: Encodable>(_ entity: E, expecting expected: Shape? = nil) throws -> Row {
         let encoder = RowEncodingEncoder(naming: naming, expected: expected)
-        encoder.stopAfter = expected == nil ? nil : prefix
-        do {
-            try entity.encode(to: encoder)
-        } catch is RowEncodingEncoder.Stop {
-            if let problem = encoder.problem { throw problem }
-            guard let expected, !encoder.deviated else { return try encode(entity) }
-            encoder.row.columns = Array(expected.columns.prefix(encoder.row.values.count))
-            encoder.row.properties = Array(expected.properties.prefix(encoder.row.values.count))
-            return encoder.row
-        }
+        try entity.encode(to: encoder)
         if let problem = encoder.problem { throw problem }
         if let expected {
             guard !encoder.deviated, encoder.row.values.count == expected.properties.count else { return try encode(entity) }
@@ -42,6 +32,48 @@ struct RowEncoder {
             encoder.row.properties = expected.properties
         }
         return encoder.row
+    }
+
+    /// Collects the values of many entities of one shape column by column, with one encoder for all of them:
+    /// what batches use. With `prefix`, only that many columns of the shape are collected and encoding stops
+    /// there (a delete needs the key only).
+    struct ColumnCollector {
+        private let encoder: RowEncodingEncoder
+
+        init(naming: ColumnNaming, shape: Shape, prefix: Int?, capacity: Int) {
+            encoder = RowEncodingEncoder(naming: naming, expected: shape)
+            let width = prefix ?? shape.columns.count
+            encoder.stopAfter = prefix
+            encoder.columns = (0..<width).map { _ in
+                var column: [ColumnValue] = []
+                column.reserveCapacity(capacity)
+                return column
+            }
+        }
+
+        /// Appends the values of `entity`; returns `false`, having appended nothing, when it does not encode as the shape.
+        func append<E: Encodable>(_ entity: E) throws -> Bool {
+            encoder.startRow()
+            do {
+                try entity.encode(to: encoder)
+            } catch is RowEncodingEncoder.Stop {}
+            if let problem = encoder.problem {
+                encoder.dropRow()
+                throw problem
+            }
+            guard !encoder.deviated, encoder.position == encoder.columns.count else {
+                encoder.dropRow()
+                return false
+            }
+            return true
+        }
+
+        /// Appends values encoded another way, one per collected column.
+        func append(values: [ColumnValue]) {
+            for index in encoder.columns.indices { encoder.columns[index].append(values[index]) }
+        }
+
+        var columns: [[ColumnValue]] { encoder.columns }
     }
 
     /// The shapes learnt from the first encoded row of each entity type, read by every later encoding of it.
@@ -108,18 +140,35 @@ private final class RowEncodingEncoder: Encoder {
     let naming: ColumnNaming
     let expected: RowEncoder.Shape?
     var deviated = false
-    /// Stop (throwing ``Stop``) once this many values are collected.
+    /// Stop (throwing ``Stop``) once this many values of the row are collected.
     var stopAfter: Int?
     struct Stop: Error {}
+    /// One entity's row, when not collecting columns.
     var row = RowEncoder.Row()
+    /// The values collected so far, column by column (``RowEncoder/ColumnCollector``).
+    @exclusivity(unchecked) var columns: [[ColumnValue]] = []
+    /// The values of the current row collected so far.
+    var position = 0
     var problem: StructPostgresError?
     var codingPath: [any CodingKey] = []
     var userInfo: [CodingUserInfoKey: Any] = [:]
+    private var collectsColumns: Bool { !columns.isEmpty }
 
     init(naming: ColumnNaming, expected: RowEncoder.Shape?) {
         self.naming = naming
         self.expected = expected
         row.values.reserveCapacity(expected?.properties.count ?? 8)
+    }
+
+    func startRow() {
+        position = 0
+        deviated = false
+    }
+
+    /// Removes the values of the current row from the columns.
+    func dropRow() {
+        for index in 0..<min(position, columns.count) { columns[index].removeLast() }
+        position = 0
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
@@ -137,16 +186,23 @@ private final class RowEncodingEncoder: Encoder {
     }
 
     func append(_ key: some CodingKey, _ value: ColumnValue) throws {
-        if let expected {
-            let position = row.values.count
-            if position >= expected.properties.count || expected.properties[position] != key.stringValue { deviated = true }
+        guard let expected else {
+            row.properties.append(key.stringValue)
+            row.columns.append(naming.column(for: key.stringValue))
             row.values.append(value)
-            if row.values.count == stopAfter { throw Stop() }
             return
         }
-        row.properties.append(key.stringValue)
-        row.columns.append(naming.column(for: key.stringValue))
-        row.values.append(value)
+        if position >= expected.properties.count || expected.properties[position] != key.stringValue {
+            deviated = true
+            if collectsColumns { throw Stop() }
+        }
+        if collectsColumns {
+            columns[position].append(value)
+        } else {
+            row.values.append(value)
+        }
+        position += 1
+        if position == stopAfter { throw Stop() }
     }
 }
 

@@ -39,41 +39,60 @@ struct BatchColumns: Sendable {
         let entity = description.entity
         let table = description.schema.table
         let encoder = RowEncoder(naming: description.naming)
-        var rows: [[ColumnValue]] = []
-        rows.reserveCapacity(entities.count)
-        var names: [String] = []
-        var properties: [String] = []
-        var shape = RowEncoder.learntShape(of: E.self)
-        // A delete needs the key only: encoding stops after the last key column of the learnt shape.
-        let prefix = keysOnly ? shape.flatMap { shape in
-            description.keyColumns.map { shape.columns.firstIndex(of: $0) }.reduce(0 as Int?) { last, index in
-                guard let last, let index else { return nil }
-                return max(last, index + 1)
-            }
-        } : nil
-        for index in entities.indices {
-            let row: RowEncoder.Row
+        func encodeInFull(_ index: Int) throws -> RowEncoder.Row {
             do {
-                row = try encoder.encode(entities[index], expecting: shape, prefix: prefix)
+                return try encoder.encode(entities[index])
             } catch var error as StructPostgresError {
                 error = error.with(entity: entity, table: table)
                 error.message += " (entity at index \(index))"
                 throw error
             }
-            if index == entities.startIndex {
-                names = row.columns
-                properties = row.properties
-                if shape == nil {
-                    RowEncoder.learn(row, of: E.self)
-                    shape = RowEncoder.learntShape(of: E.self)
-                }
-            } else if row.columns != names {
+        }
+        // Every entity of a type encodes the same columns: learnt once, then only values are collected.
+        var shape: RowEncoder.Shape
+        if let learnt = RowEncoder.learntShape(of: E.self) {
+            shape = learnt
+        } else {
+            let row = try encodeInFull(entities.startIndex)
+            RowEncoder.learn(row, of: E.self)
+            shape = RowEncoder.Shape(columns: row.columns, properties: row.properties)
+        }
+        // A delete needs the key only: encoding stops after the last key column.
+        func keyPrefix(_ shape: RowEncoder.Shape) -> Int? {
+            guard keysOnly else { return nil }
+            return description.keyColumns.map { shape.columns.firstIndex(of: $0) }.reduce(0 as Int?) { last, index in
+                guard let last, let index else { return nil }
+                return max(last, index + 1)
+            }
+        }
+        var prefix = keyPrefix(shape)
+        var collector = RowEncoder.ColumnCollector(naming: description.naming, shape: shape, prefix: prefix, capacity: entities.count)
+        for index in entities.indices {
+            let fits: Bool
+            do {
+                fits = try collector.append(entities[index])
+            } catch var error as StructPostgresError {
+                error = error.with(entity: entity, table: table)
+                error.message += " (entity at index \(index))"
+                throw error
+            }
+            if fits { continue }
+            // An entity whose encode(to:) varies: encoded in full, it must give the columns of the first one.
+            let row = try encodeInFull(index)
+            if index == entities.startIndex, row.columns != shape.columns {
+                shape = RowEncoder.Shape(columns: row.columns, properties: row.properties)
+                prefix = keyPrefix(shape)
+                collector = RowEncoder.ColumnCollector(naming: description.naming, shape: shape, prefix: prefix, capacity: entities.count)
+            } else if row.columns != shape.columns {
                 throw StructPostgresError(
-                    .unsupportedType, "entity at index \(index) encodes columns \(row.columns) but the first encodes \(names)",
+                    .unsupportedType, "entity at index \(index) encodes columns \(row.columns) but the first encodes \(shape.columns)",
                     entity: entity, table: table)
             }
-            rows.append(row.values)
+            collector.append(values: row.values)
         }
+        let width = prefix ?? shape.columns.count
+        let names = Array(shape.columns.prefix(width))
+        let properties = Array(shape.properties.prefix(width))
         let keyIndexes = try description.keyColumns.map { key in
             guard let index = names.firstIndex(of: key) else {
                 throw StructPostgresError(
@@ -82,14 +101,13 @@ struct BatchColumns: Sendable {
             }
             return index
         }
-        let (unique, merged) = rows.count == 1 || keysOnly ? (rows, 0) : Self.mergeDuplicates(rows, keyIndexes: keyIndexes)
-        self.merged = merged
-        rows = unique
-        let finalRows = rows
-        self.rowCount = rows.count
+        var collected = collector.columns
+        self.merged = entities.count == 1 || keysOnly ? 0 : Self.mergeDuplicates(&collected, rowCount: entities.count, keyIndexes: keyIndexes)
+        let final = collected
+        self.rowCount = entities.count - merged
         var columns: [Column] = []
         columns.reserveCapacity(names.count)
-        let rowKey: (Int) -> String = { row in keyIndexes.map { "\(names[$0])=\(finalRows[row][$0].keyDescription)" }.joined(separator: ", ") }
+        let rowKey: (Int) -> String = { row in keyIndexes.map { "\(names[$0])=\(final[$0][row].keyDescription)" }.joined(separator: ", ") }
         for (position, name) in names.enumerated() where !keysOnly || description.keyColumns.contains(name) {
             let property = properties[position]
             guard let info = description.schema.columns[name] else {
@@ -102,7 +120,7 @@ struct BatchColumns: Sendable {
                 throw StructPostgresError(
                     .undefinedColumn, "two properties map to column '\(name)'", entity: entity, table: table, column: name, property: property)
             }
-            let values = rows.map { $0[position] }
+            let values = final[position]
             let checker = ValueChecker(entity: entity, table: table, column: info, property: property, rowKey: rowKey)
             let wire = try checker.check(values)
             columns.append(Column(name: name, property: property, info: info, wire: wire, values: values))
@@ -110,27 +128,29 @@ struct BatchColumns: Sendable {
         self.columns = columns
     }
 
-    /// Keeps one row per unique key, the last one given, at the place of the first.
-    private static func mergeDuplicates(_ rows: [[ColumnValue]], keyIndexes: [Int]) -> ([[ColumnValue]], Int) {
+    /// Keeps one row per unique key, the last one given, at the place of the first; returns how many were dropped.
+    private static func mergeDuplicates(_ columns: inout [[ColumnValue]], rowCount: Int, keyIndexes: [Int]) -> Int {
         var positions: [[ColumnValue]: Int] = [:]
-        positions.reserveCapacity(rows.count)
-        var result: [[ColumnValue]] = []
-        result.reserveCapacity(rows.count)
-        for row in rows {
+        positions.reserveCapacity(rowCount)
+        var kept: [Int] = []
+        kept.reserveCapacity(rowCount)
+        for row in 0..<rowCount {
             // Compare keys as PostgreSQL stores them: dates at microsecond precision.
             let key = keyIndexes.map { index -> ColumnValue in
-                if case .timestamptz(let date) = row[index] { return .int8(TimestampCoding.microseconds(date)) }
-                return row[index]
+                if case .timestamptz(let date) = columns[index][row] { return .int8(TimestampCoding.microseconds(date)) }
+                return columns[index][row]
             }
             if key.contains(.null) {
-                result.append(row)
+                kept.append(row)
             } else if let existing = positions[key] {
-                result[existing] = row
+                kept[existing] = row
             } else {
-                positions[key] = result.count
-                result.append(row)
+                positions[key] = kept.count
+                kept.append(row)
             }
         }
-        return (result, rows.count - result.count)
+        guard kept.count < rowCount else { return 0 }
+        columns = columns.map { values in kept.map { values[$0] } }
+        return rowCount - kept.count
     }
 }

@@ -96,11 +96,9 @@ extension DatabaseSession {
     /// Deletes the rows matching `filter` (every row without one) with one statement.
     func deleteAll<E: EntityProtocol>(_ type: E.Type, filter: Filter?) async throws -> Int {
         let description = try await describe(E.self)
-        var statement = Statement(sql: "WITH deleted AS (DELETE FROM \(description.schema.quotedTable)")
+        var statement = Statement(sql: "DELETE FROM \(description.schema.quotedTable)")
         try await appendWhere(filter, description, &statement)
-        statement.sql += " RETURNING 1) SELECT count(*) FROM deleted"
-        let rows = try await runTagged(statement, description)
-        return Int(try rows[0].decode(Int64.self))
+        return try await tagged(description) { try await affectedRows(statement) }
     }
 
     /// Deletes the rows with the unique keys of `entities`, with one statement.
@@ -129,9 +127,8 @@ extension DatabaseSession {
             }
             condition = "(\(names)) IN (SELECT \(casts.joined(separator: ", ")) FROM unnest(\(parameters.joined(separator: ", "))) AS k(\(names)))"
         }
-        statement.sql = "WITH deleted AS (DELETE FROM \(table) WHERE \(condition) RETURNING 1) SELECT count(*) FROM deleted"
-        let rows = try await runTagged(statement, description)
-        return Int(try rows[0].decode(Int64.self))
+        statement.sql = "DELETE FROM \(table) WHERE \(condition)"
+        return try await tagged(description) { try await affectedRows(statement) }
     }
 
     func appendWhere(_ filter: Filter?, _ description: EntityDescription, _ statement: inout Statement) async throws {
@@ -157,8 +154,13 @@ extension DatabaseSession {
     }
 
     func runTagged(_ statement: Statement, _ description: EntityDescription) async throws -> [PostgresRow] {
+        try await tagged(description) { try await run(statement) }
+    }
+
+    /// Runs `body`; a ``StructPostgresError`` it throws names the entity and table of `description`.
+    func tagged<T>(_ description: EntityDescription, _ body: () async throws -> T) async throws -> T {
         do {
-            return try await run(statement)
+            return try await body()
         } catch let error as StructPostgresError {
             throw error.with(entity: description.entity, table: description.schema.table)
         }

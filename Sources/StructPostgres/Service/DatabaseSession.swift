@@ -52,21 +52,42 @@ struct DatabaseSession: Sendable {
 
     /// Sends `statement` and reads all its rows.
     func run(_ statement: Statement) async throws -> [PostgresRow] {
-        try await send(statement) { rows in
+        try await send(statement) { name in
             var collected: [PostgresRow] = []
-            for try await row in rows { collected.append(row) }
+            for try await row in try await rows(of: statement, named: name) { collected.append(row) }
             return collected
         }
     }
 
     /// Sends `statement` and returns its rows as they arrive, without collecting them.
     func stream(_ statement: Statement) async throws -> RowSequence {
-        try await send(statement) { $0 }
+        try await send(statement) { try await rows(of: statement, named: $0) }
     }
 
-    /// Logs, sends and observes `statement`; `read` consumes its rows. Errors come back as ``StructPostgresError``.
+    /// Sends a statement that returns no rows (`DELETE`, `UPDATE`) and gives back how many rows it affected,
+    /// read from the server's command tag. Never prepared: PostgresNIO hands a prepared statement's command tag
+    /// back only through a path that traps when the statement has no rows to read.
+    func affectedRows(_ statement: Statement) async throws -> Int {
+        try await send(statement, prepared: false) { _ in
+            let query = PostgresQuery(unsafeSQL: statement.sql, binds: statement.bindings)
+            return try await connection.query(query, logger: runtime.logger).get().metadata.rows ?? 0
+        }
+    }
+
+    private func rows(of statement: Statement, named name: String?) async throws -> RowSequence {
+        if let name {
+            return try await NamedStatement.execute(statement, named: name, on: connection, logger: runtime.logger)
+        }
+        let query = PostgresQuery(unsafeSQL: statement.sql, binds: statement.bindings)
+        return try await connection.query(query, logger: runtime.logger).map { $0 }
+    }
+
+    /// Logs, sends and observes `statement`; `perform` executes it, under a prepared statement's name when
+    /// one is given. Errors come back as ``StructPostgresError``.
     /// A statement with parameters is prepared on the connection the first time (see ``PreparedStatementRegistry``).
-    private func send<T>(_ statement: Statement, _ read: (RowSequence) async throws -> T) async throws -> T {
+    private func send<T>(
+        _ statement: Statement, prepared: Bool = true, _ perform: (String?) async throws -> T
+    ) async throws -> T {
         let configuration = runtime.configuration
         if runtime.logger.logLevel <= .debug {
             var metadata: Logger.Metadata = ["sql": "\(statement.sql)", "binds": "\(statement.bindings.count)"]
@@ -77,17 +98,11 @@ struct DatabaseSession: Sendable {
         }
         let start = ContinuousClock.now
         let key = PreparedStatementRegistry.Key(sql: statement.sql, types: statement.types)
-        let name = statement.types.isEmpty || !configuration.preparesStatements ? nil : runtime.preparedStatements.name(for: key)
+        let prepares = prepared && configuration.preparesStatements && !statement.types.isEmpty
+        let name = prepares ? runtime.preparedStatements.name(for: key) : nil
         do {
             try ensureOpen(sql: statement.sql)
-            let rows: RowSequence
-            if let name {
-                rows = try await NamedStatement.execute(statement, named: name, on: connection, logger: runtime.logger)
-            } else {
-                let query = PostgresQuery(unsafeSQL: statement.sql, binds: statement.bindings)
-                rows = try await connection.query(query, logger: runtime.logger).map { $0 }
-            }
-            let result = try await read(rows)
+            let result = try await perform(name)
             observe(statement, since: start, failed: false)
             return result
         } catch {
