@@ -74,7 +74,7 @@ final class RowLayout: @unchecked Sendable {
     func describeKey(of row: PostgresRandomAccessRow) -> String {
         keyColumns.map { column in
             guard let index = indexes[column] else { return "\(column)=?" }
-            let cell = decoder.row[index]
+            let cell = row[index]
             guard cell.bytes != nil else { return "\(column)=NULL" }
             if let uuid = try? cell.decode(UUID.self) { return "\(column)=\(uuid.uuidString)" }
             if let int = try? Int64.decode(cell) { return "\(column)=\(int)" }
@@ -94,7 +94,9 @@ final class RowDecoder: Decoder {
     init(layout: RowLayout) { self.layout = layout }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(RowDecodingContainer<Key>(decoder: self))
+        // The container holds the row and layout itself: reading them through the decoder would copy (retain
+        // and release) them for every cell.
+        KeyedDecodingContainer(RowDecodingContainer<Key>(decoder: self, layout: layout, row: row))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -108,8 +110,8 @@ final class RowDecoder: Decoder {
 
 private struct RowDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let decoder: RowDecoder
-    var layout: RowLayout { decoder.layout }
-    var row: PostgresRandomAccessRow { decoder.row }
+    let layout: RowLayout
+    let row: PostgresRandomAccessRow
     var codingPath: [any CodingKey] { [] }
     var allKeys: [Key] { layout.indexes.keys.compactMap { Key(stringValue: $0) } }
 
@@ -123,7 +125,7 @@ private struct RowDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
             return try failure(
                 "table '\(layout.schema.table)' has no column '\(layout.column(for: key))' for property '\(key.stringValue)'", key: key)
         }
-        let cell = decoder.row[index]
+        let cell = row[index]
         do {
             guard cell.bytes != nil else { throw PostgresDecodingError.Code.missingData }
             return try CellDecoding.decode(T.self, from: cell)
@@ -171,12 +173,12 @@ private struct RowDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
 enum CellDecoding {
     static func decode<T: Decodable>(_ type: T.Type, from cell: PostgresCell) throws -> T {
         // The common leaves first, dispatched statically: a protocol cast costs a conformance lookup per value.
-        if T.self == String.self { return try String.decode(cell) as! T }
-        if T.self == UUID.self { return try UUID.decode(cell) as! T }
-        if T.self == Double.self { return try Double.decode(cell) as! T }
-        if T.self == Int.self { return try Int.decode(cell) as! T }
-        if T.self == Date.self { return try Date.decode(cell) as! T }
-        if T.self == Bool.self { return try Bool.decode(cell) as! T }
+        if T.self == String.self { return unsafeBitCast(try String.decode(cell), to: T.self) }
+        if T.self == UUID.self { return unsafeBitCast(try UUID.decode(cell), to: T.self) }
+        if T.self == Double.self { return unsafeBitCast(try Double.decode(cell), to: T.self) }
+        if T.self == Int.self { return unsafeBitCast(try Int.decode(cell), to: T.self) }
+        if T.self == Date.self { return unsafeBitCast(try Date.decode(cell), to: T.self) }
+        if T.self == Bool.self { return unsafeBitCast(try Bool.decode(cell), to: T.self) }
         if let leaf = T.self as? any ColumnConvertible.Type { return try leaf.decode(cell) as! T }
         if let array = T.self as? any ColumnArrayConvertible.Type { return try array.decode(cell) as! T }
         if let raw = T.self as? any RawRepresentable.Type, let value = try rawRepresentable(raw, cell) {

@@ -39,9 +39,11 @@ extension DatabaseSession {
         var decoded = try decode(T.self, try await runTagged(statement, description), description)
         try await loadRelationships(&decoded, loading: loading)
         var groups: [ByteBuffer: [T]] = [:]
-        for (row, entity) in zip(decoded.rows, decoded.entities) {
-            guard let link = row[resolved.targetColumnCount].bytes else { continue }
-            groups[link, default: []].append(entity)
+        groups.reserveCapacity(keys.count)
+        let linkColumn = resolved.targetColumnCount
+        for index in decoded.entities.indices {
+            guard let link = decoded.rows[index][linkColumn].bytes else { continue }
+            groups[link, default: []].append(decoded.entities[index])
         }
         return groups
     }
