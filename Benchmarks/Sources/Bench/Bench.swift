@@ -52,6 +52,10 @@ struct Bench {
         var figures: [Contender: [Double]] = [:]
         for round in 0..<rounds {
             for contender in Contender.allCases where contender != .fluent || (useFluent && fluent != nil && round < fluentRounds) {
+                if let profiled = options.profiled, profiled != contender {
+                    figures[contender, default: []].append(1)
+                    continue
+                }
                 figures[contender, default: []].append(try await body(contender))
             }
         }

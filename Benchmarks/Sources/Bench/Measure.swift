@@ -123,7 +123,7 @@ struct Report {
             + ratio.padding(toLength: 7, withPad: " ", startingAt: 0) + note
     }
 
-    private func figure(_ value: Double) -> String {
+    func figure(_ value: Double) -> String {
         value >= 100 ? String(format: "%.0f", value) : String(format: "%.1f", value)
     }
 }

@@ -17,11 +17,15 @@ struct Options {
     var workloads: Set<String> = ["W1", "W2", "W3", "W4", "W5", "W6", "W7"]
     var fluent = true
     var markdown = false
+    /// Runs only this contender's rounds (to profile it alone); the others' figures are placeholders.
+    var profiled: Contender?
 
     static let usage = """
         Bench [--books N] [--authors N] [--reviews N] [--sizes N,N,...] [--rounds N] [--singles N] [--stores N]
               [--stream-rows N] [--fluent-max-rows N] [--chunk N] [--only W1,W2,...] [--no-fluent] [--markdown]
               [--quick]   (the smallest configuration: 1,000 books, 20,000 streamed rows, one round)
+              [--profile hand-written|StructPostgres|Fluent]   (only that contender runs, e.g. under perf record;
+                          the others' figures and every ratio are then meaningless)
         """
 
     init(_ arguments: [String]) throws {
@@ -37,6 +41,11 @@ struct Options {
             default: break
             }
             guard let text = iterator.next() else { throw BenchError("\(flag) needs a value\n\(Self.usage)") }
+            if flag == "--profile" {
+                guard let contender = Contender(rawValue: text) else { throw BenchError("--profile takes hand-written, StructPostgres or Fluent") }
+                profiled = contender
+                continue
+            }
             if flag == "--only" {
                 workloads = Set(text.split(separator: ",").map { $0.uppercased() })
                 continue
