@@ -34,6 +34,12 @@ private struct Extra: StoredModel {
     var subtitle: String?
 }
 
+private struct PriceLabel: StoredModel {
+    static let table = "text_prices"
+    var uuid: UUID
+    var price: String
+}
+
 private struct PricedAsText: StoredModel {
     static let table = "text_prices"
     var uuid: UUID
@@ -159,6 +165,35 @@ private struct PricedAsText: StoredModel {
             _ = try await service.query("UPDATE text_prices SET price = NULL")
             let null = await #expect(throws: StructPostgresError.self) { _ = try await service.fetch(PricedAsText.self) }
             #expect(null?.message.contains("found NULL") == true)
+        }
+    }
+
+    /// A bad row in the middle of a large result fails the fetch with that row's key, and the (only) connection
+    /// serves the next call, in a transaction or not.
+    @Test func aBadRowInTheMiddleOfALargeResultLeavesTheConnectionUsable() async throws {
+        try await withTables("CREATE TABLE text_prices (uuid uuid PRIMARY KEY, price text)", pool: PoolOptions(maxConnections: 1)) { service, _ in
+            _ = try await service.query("""
+                INSERT INTO text_prices SELECT ('00000000-0000-4000-8000-' || lpad(n::text, 12, '0'))::uuid,
+                    CASE WHEN n = 1000 THEN NULL ELSE 'p' || n END FROM generate_series(1, 20000) AS n
+                """)
+            let error = await #expect(throws: StructPostgresError.self) {
+                _ = try await service.fetch(PriceLabel.self, sortedBy: [.ascending("uuid")])
+            }
+            #expect(error?.code == .decoding)
+            #expect(error?.rowKey == "uuid=00000000-0000-4000-8000-000000001000")
+            #expect(error?.message.contains("found NULL") == true)
+            let inTransaction = await #expect(throws: StructPostgresError.self) {
+                try await service.transaction { tx in
+                    _ = try await tx.query("UPDATE text_prices SET price = 'changed' WHERE uuid = '00000000-0000-4000-8000-000000000001'")
+                    _ = try await tx.fetch(PriceLabel.self, sortedBy: [.ascending("uuid")])
+                }
+            }
+            #expect(inTransaction?.code == .decoding)
+            _ = try await service.query("UPDATE text_prices SET price = 'p1000' WHERE price IS NULL")
+            let all = try await service.fetch(PriceLabel.self, sortedBy: [.ascending("uuid")])
+            #expect(all.count == 20000)
+            #expect(all.first?.price == "p1", "the transaction's update was rolled back")
+            #expect(all[999].price == "p1000")
         }
     }
 
