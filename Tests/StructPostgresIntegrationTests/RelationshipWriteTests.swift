@@ -156,6 +156,23 @@ extension OwningStore: EntityConvertible {
         }
     }
 
+    /// Each table's rows are encoded while the previous table is written: a value refused by the checks in a
+    /// later table still fails the call, names the row, and leaves every table empty.
+    @Test func aValueRefusedInALaterTableRollsBackTheTablesAlreadySent() async throws {
+        try await withBookstore { service, _ in
+            var graph = makeGraph(stores: 2, booksPerStore: 3, reviewsPerBook: 2, authors: 2)
+            graph[1].books![2].reviews![1].content = "nul\u{0}byte"
+            let error = await #expect(throws: StructPostgresError.self) { try await service.update(entities: graph) }
+            #expect(error?.code == .invalidValue)
+            #expect(error?.table == "reviews")
+            #expect(error?.message.contains("NUL byte") == true)
+            for table in ["stores", "authors", "books", "reviews", "store_books"] {
+                let count = try await rowCount(table, service)
+                #expect(count == 0, "\(table)")
+            }
+        }
+    }
+
     @Test func aFailureInTheLastTableLeavesEveryEarlierTableAsItWas() async throws {
         try await withBookstore { service, log in
             var graph = makeGraph(stores: 2, booksPerStore: 3, reviewsPerBook: 2, authors: 2)

@@ -9,7 +9,7 @@ private let hasOpenSSL = FileManager.default.isExecutableFile(atPath: "/usr/bin/
 @Suite struct TLSTests {
     private func encrypted(_ settings: ConnectionSettings) async throws -> Bool {
         let configuration = PostgresService.Configuration(
-            connection: settings, pool: PoolOptions(maxConnections: 1, connectTimeout: .seconds(5), acquireTimeout: .seconds(3)))
+            connection: settings, pool: PoolOptions(maxConnections: 1, connectTimeout: .seconds(5), acquireTimeout: .seconds(6)))
         return try await PostgresService.withService(configuration: configuration) { service in
             try await service.query("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")[0].decode(Bool.self)
         }

@@ -151,11 +151,31 @@ enum EntityOperations {
         return total
     }
 
-    /// Writes the tables in foreign-key order, then the join-table sets.
+    /// Writes the tables in foreign-key order, then the join-table sets. With several tables, each table's
+    /// statement is encoded in a task while the server writes the previous table's.
     static func write(_ work: EntityContext, in session: DatabaseSession, options: UpsertOptions) async throws -> UpsertResult {
         var total = UpsertResult()
-        for batch in try await foreignKeyOrder(work.registeredBatches, session) {
-            total = total + (try await batch.write(in: session, options: options))
+        let batches = try await foreignKeyOrder(work.registeredBatches, session)
+        if batches.count == 1 {
+            total = try await batches[0].write(in: session, options: options)
+        } else {
+            var preparations: [(@Sendable () throws -> DatabaseSession.PreparedUpsert)?] = []
+            for batch in batches { preparations.append(try await batch.preparation(in: session, options: options)) }
+            func start(_ index: Int) -> Task<DatabaseSession.PreparedUpsert, any Error>? {
+                guard index < batches.count, let prepare = preparations[index] else { return nil }
+                return Task { try prepare() }
+            }
+            var pending = start(0)
+            defer { pending?.cancel() }
+            for (index, batch) in batches.enumerated() {
+                let prepared = try await pending?.value
+                pending = start(index + 1)
+                if let prepared {
+                    total = total + (try await batch.send(prepared, in: session))
+                } else {
+                    total = total + (try await batch.write(in: session, options: options))
+                }
+            }
         }
         for sets in work.registeredJoinSets {
             total = total + (try await sets.write(in: session))
