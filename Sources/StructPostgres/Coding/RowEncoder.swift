@@ -43,7 +43,7 @@ struct RowEncoder {
         init(naming: ColumnNaming, shape: Shape, prefix: Int?, capacity: Int) {
             encoder = RowEncodingEncoder(naming: naming, expected: shape)
             let width = prefix ?? shape.columns.count
-            encoder.stopAfter = prefix
+            encoder.collectsColumns = true
             encoder.columns = (0..<width).map { _ in
                 var column: [ColumnValue] = []
                 column.reserveCapacity(capacity)
@@ -51,12 +51,20 @@ struct RowEncoder {
             }
         }
 
-        /// Appends the values of `entity`; returns `false`, having appended nothing, when it does not encode as the shape.
+        /// Appends the values of `entity`; returns `false` when it does not encode as the shape. When it returns
+        /// `false` or throws, nothing of `entity` was appended.
         func append<E: Encodable>(_ entity: E) throws -> Bool {
             encoder.startRow()
             do {
                 try entity.encode(to: encoder)
-            } catch is RowEncodingEncoder.Stop {}
+            } catch {
+                // Once the encoder has stopped the row, whatever `encode(to:)` throws (the stop itself, or an
+                // error wrapping it) only ends the row.
+                guard encoder.stopped else {
+                    encoder.dropRow()
+                    throw error
+                }
+            }
             if let problem = encoder.problem {
                 encoder.dropRow()
                 throw problem
@@ -140,8 +148,10 @@ private final class RowEncodingEncoder: Encoder {
     let naming: ColumnNaming
     let expected: RowEncoder.Shape?
     var deviated = false
-    /// Stop (throwing ``Stop``) once this many values of the row are collected.
-    var stopAfter: Int?
+    /// Column mode (``RowEncoder/ColumnCollector``): values go to ``columns``, and the row stops (``Stop`` is
+    /// thrown) after the last collected column, or at the first key that is not the shape's.
+    var collectsColumns = false
+    private(set) var stopped = false
     struct Stop: Error {}
     /// One entity's row, when not collecting columns.
     var row = RowEncoder.Row()
@@ -152,7 +162,6 @@ private final class RowEncodingEncoder: Encoder {
     var problem: StructPostgresError?
     var codingPath: [any CodingKey] = []
     var userInfo: [CodingUserInfoKey: Any] = [:]
-    private var collectsColumns: Bool { !columns.isEmpty }
 
     init(naming: ColumnNaming, expected: RowEncoder.Shape?) {
         self.naming = naming
@@ -163,6 +172,8 @@ private final class RowEncodingEncoder: Encoder {
     func startRow() {
         position = 0
         deviated = false
+        stopped = false
+        problem = nil
     }
 
     /// Removes the values of the current row from the columns.
@@ -186,23 +197,32 @@ private final class RowEncodingEncoder: Encoder {
     }
 
     func append(_ key: some CodingKey, _ value: ColumnValue) throws {
+        if collectsColumns { return try collect(key, value) }
         guard let expected else {
             row.properties.append(key.stringValue)
             row.columns.append(naming.column(for: key.stringValue))
             row.values.append(value)
             return
         }
-        if position >= expected.properties.count || expected.properties[position] != key.stringValue {
+        let position = row.values.count
+        if position >= expected.properties.count || expected.properties[position] != key.stringValue { deviated = true }
+        row.values.append(value)
+    }
+
+    private func collect(_ key: some CodingKey, _ value: ColumnValue) throws {
+        if stopped { throw Stop() }
+        guard position < columns.count, expected!.properties[position] == key.stringValue else {
+            // A key beyond the shape, or not the shape's next one (a key past a collected prefix never gets here).
             deviated = true
-            if collectsColumns { throw Stop() }
+            stopped = true
+            throw Stop()
         }
-        if collectsColumns {
-            columns[position].append(value)
-        } else {
-            row.values.append(value)
-        }
+        columns[position].append(value)
         position += 1
-        if position == stopAfter { throw Stop() }
+        if position == columns.count, columns.count < expected!.properties.count {
+            stopped = true
+            throw Stop()
+        }
     }
 }
 

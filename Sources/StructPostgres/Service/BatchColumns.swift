@@ -68,6 +68,8 @@ struct BatchColumns: Sendable {
         var prefix = keyPrefix(shape)
         var collector = RowEncoder.ColumnCollector(naming: description.naming, shape: shape, prefix: prefix, capacity: entities.count)
         for index in entities.indices {
+            // A slice encoded ahead in a task is abandoned (cancelled) when the write before it fails.
+            if (index - entities.startIndex) & 1023 == 1023, Task.isCancelled { throw StructPostgresError.from(CancellationError(), sql: nil) }
             let fits: Bool
             do {
                 fits = try collector.append(entities[index])

@@ -84,7 +84,8 @@ struct DatabaseSession: Sendable {
 
     /// Logs, sends and observes `statement`; `perform` executes it, under a prepared statement's name when
     /// one is given. Errors come back as ``StructPostgresError``.
-    /// A statement with parameters is prepared on the connection the first time (see ``PreparedStatementRegistry``).
+    /// Unless `prepared` is `false`, a statement with parameters is prepared on the connection the first time
+    /// (see ``PreparedStatementRegistry``).
     private func send<T>(
         _ statement: Statement, prepared: Bool = true, _ perform: (String?) async throws -> T
     ) async throws -> T {
