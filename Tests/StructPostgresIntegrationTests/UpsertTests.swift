@@ -145,6 +145,7 @@ import Testing
             all[24_000].title = "nul\u{0}byte"  // refused after two chunks were sent
             let error = await #expect(throws: StructPostgresError.self) { try await service.update(entities: all) }
             #expect(error?.rowKey == "uuid=\(all[24_000].uuid.uuidString)")
+            #expect(error?.message.contains("(in models 20000..<25001 of the batch; an index above counts from 20000)") == true)
             #expect(log.all.last == "ROLLBACK")
             #expect(log.all.filter { $0.hasPrefix("WITH upserted") }.count == 2)
             let changed = try await service.count(Novel.self, where: .equal("price", 2.0))

@@ -79,6 +79,17 @@ struct Report {
         }
     }
 
+    /// p50 (targets: at most 1.15 x hand-written, 2x faster than Fluent) and p99 of latencies in µs.
+    mutating func addLatencies(_ workload: String, _ latencies: [Contender: [Double]]) {
+        for (name, p) in [("p50", 0.5), ("p99", 0.99)] {
+            add(
+                "\(workload) \(name)", unit: "µs", better: .lower,
+                handWritten: Self.percentile(latencies[.handWritten]!, p), library: Self.percentile(latencies[.library]!, p),
+                fluent: latencies[.fluent].map { Self.percentile($0, p) },
+                target: name == "p50" ? .atMost(1.15) : .none, fluentTarget: name == "p50" ? .atLeast(2) : .none)
+        }
+    }
+
     /// Prints an extra figure (memory, say) that has no contender ratio.
     func note(_ workload: String, _ contender: String, _ text: String) {
         say(workload.padding(toLength: 44, withPad: " ", startingAt: 0) + contender.padding(toLength: 16, withPad: " ", startingAt: 0) + text)

@@ -26,13 +26,7 @@ extension Bench {
                 if query >= 0 { latencies[contender, default: []].append(seconds * 1_000_000) }
             }
         }
-        for (name, p) in [("p50", 0.5), ("p99", 0.99)] {
-            report.add(
-                "W2 reviews of a book \(name)", unit: "µs", better: .lower,
-                handWritten: Report.percentile(latencies[.handWritten]!, p), library: Report.percentile(latencies[.library]!, p),
-                fluent: latencies[.fluent].map { Report.percentile($0, p) },
-                target: name == "p50" ? .atMost(1.15) : .none, fluentTarget: name == "p50" ? .atLeast(2) : .none)
-        }
+        report.addLatencies("W2 reviews of a book", latencies)
 
         let sample = BenchData.books(0..<books, authors: options.authors, version: 0)
         let throughput = try await rounds(options.rounds) { contender in

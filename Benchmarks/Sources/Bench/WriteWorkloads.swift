@@ -70,13 +70,7 @@ extension Bench {
         for contender in contenders {
             try await verify((0..<singles).map { book($0, contender) }, contender.rawValue)
         }
-        for (name, p) in [("p50", 0.5), ("p99", 0.99)] {
-            report.add(
-                "W3 single upsert \(name)", unit: "µs", better: .lower,
-                handWritten: Report.percentile(latencies[.handWritten]!, p), library: Report.percentile(latencies[.library]!, p),
-                fluent: latencies[.fluent].map { Report.percentile($0, p) },
-                target: name == "p50" ? .atMost(1.15) : .none, fluentTarget: name == "p50" ? .atLeast(2) : .none)
-        }
+        report.addLatencies("W3 single upsert", latencies)
     }
 
     /// W4: 8 tasks, each 500 single upserts, through a pool of 8 connections; upserts per second.

@@ -60,7 +60,7 @@ protocol EntityBatch: AnyObject {
     var count: Int { get }
     func write(in session: DatabaseSession, options: UpsertOptions) async throws -> UpsertResult
     /// The encoding of the batch's upsert, to run away from the connection; `nil` when the batch takes more than one statement.
-    func preparation(in session: DatabaseSession, options: UpsertOptions) async throws -> (@Sendable () throws -> DatabaseSession.PreparedUpsert)?
+    func preparation(in session: DatabaseSession, options: UpsertOptions) async throws -> (@Sendable () throws -> DatabaseSession.PreparedUpsert?)?
     func send(_ prepared: DatabaseSession.PreparedUpsert, in session: DatabaseSession) async throws -> UpsertResult
 }
 
@@ -75,7 +75,7 @@ final class TypedEntityBatch<Entity: EntityProtocol>: EntityBatch {
         try await session.upsert(entities, options: options)
     }
 
-    func preparation(in session: DatabaseSession, options: UpsertOptions) async throws -> (@Sendable () throws -> DatabaseSession.PreparedUpsert)? {
+    func preparation(in session: DatabaseSession, options: UpsertOptions) async throws -> (@Sendable () throws -> DatabaseSession.PreparedUpsert?)? {
         guard entities.count <= DatabaseSession.rowsPerStatement else { return nil }
         let (description, entities, runtime) = (try await session.describe(Entity.self), self.entities, session.runtime)
         return { try DatabaseSession.prepareUpsert(entities[...], description: description, options: options, runtime: runtime) }

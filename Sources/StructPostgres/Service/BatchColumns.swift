@@ -39,15 +39,16 @@ struct BatchColumns: Sendable {
         let entity = description.entity
         let table = description.schema.table
         let encoder = RowEncoder(naming: description.naming)
-        func encodeInFull(_ index: Int) throws -> RowEncoder.Row {
+        func atIndex<T>(_ index: Int, _ body: () throws -> T) throws -> T {
             do {
-                return try encoder.encode(entities[index])
+                return try body()
             } catch var error as StructPostgresError {
                 error = error.with(entity: entity, table: table)
                 error.message += " (entity at index \(index))"
                 throw error
             }
         }
+        func encodeInFull(_ index: Int) throws -> RowEncoder.Row { try atIndex(index) { try encoder.encode(entities[index]) } }
         // Every entity of a type encodes the same columns: learnt once, then only values are collected.
         var shape: RowEncoder.Shape
         if let learnt = RowEncoder.learntShape(of: E.self) {
@@ -70,15 +71,7 @@ struct BatchColumns: Sendable {
         for index in entities.indices {
             // A slice encoded ahead in a task is abandoned (cancelled) when the write before it fails.
             if (index - entities.startIndex) & 1023 == 1023, Task.isCancelled { throw StructPostgresError.from(CancellationError(), sql: nil) }
-            let fits: Bool
-            do {
-                fits = try collector.append(entities[index])
-            } catch var error as StructPostgresError {
-                error = error.with(entity: entity, table: table)
-                error.message += " (entity at index \(index))"
-                throw error
-            }
-            if fits { continue }
+            if try atIndex(index, { try collector.append(entities[index]) }) { continue }
             // An entity whose encode(to:) varies: encoded in full, it must give the columns of the first one.
             let row = try encodeInFull(index)
             if index == entities.startIndex, row.columns != shape.columns {

@@ -131,21 +131,44 @@ enum EntityOperations {
             return try DatabaseSession.prepareUpsert(entities[...], description: description, options: options, runtime: runtime)
         }
         let slices = stride(from: 0, to: models.count, by: size).map { $0..<min(models.count, $0 + size) }
-        var total = UpsertResult()
-        var next = Task { try prepare(slices[0]) }
-        defer { next.cancel() }
-        for (index, range) in slices.enumerated() {
-            do {
-                let prepared = try await next.value
-                if index + 1 < slices.count { next = Task { [slice = slices[index + 1]] in try prepare(slice) } }
-                if let prepared {
-                    total = total + (try await session.sendUpsert(prepared, Model.Entity.self))
-                } else {
-                    total = total + (try await write(try unitOfWork(models[range]), in: session, options: options))
-                }
-            } catch var error as StructPostgresError {
+        return try await pipelined(
+            slices.count,
+            prepare: { index in { [range = slices[index]] in try prepare(range) } },
+            send: { index, prepared in
+                if let prepared { return try await session.sendUpsert(prepared, Model.Entity.self) }
+                return try await write(try unitOfWork(models[slices[index]]), in: session, options: options)
+            },
+            explain: { index, error in
+                var error = error
+                let range = slices[index]
                 error.message += " (in models \(range.lowerBound)..<\(range.upperBound) of the batch; an index above counts from \(range.lowerBound))"
-                throw error
+                return error
+            })
+    }
+
+    /// Sends `count` upserts one after another, each prepared (encoded) in a task while the one before it is
+    /// sent. `prepare` gives the work to run ahead, or `nil`; `send` receives its result (`nil`: nothing was
+    /// prepared). `explain` adds to an error of step `index`, whether from preparing or sending.
+    static func pipelined(
+        _ count: Int,
+        prepare: (Int) -> (@Sendable () throws -> DatabaseSession.PreparedUpsert?)?,
+        send: (Int, DatabaseSession.PreparedUpsert?) async throws -> UpsertResult,
+        explain: (Int, StructPostgresError) -> StructPostgresError = { $1 }
+    ) async throws -> UpsertResult {
+        func start(_ index: Int) -> Task<DatabaseSession.PreparedUpsert?, any Error>? {
+            guard index < count, let work = prepare(index) else { return nil }
+            return Task { try work() }
+        }
+        var total = UpsertResult()
+        var pending = start(0)
+        defer { pending?.cancel() }
+        for index in 0..<count {
+            do {
+                let prepared = try await pending?.value ?? nil
+                pending = start(index + 1)
+                total = total + (try await send(index, prepared))
+            } catch let error as StructPostgresError {
+                throw explain(index, error)
             }
         }
         return total
@@ -159,22 +182,11 @@ enum EntityOperations {
         if batches.count == 1 {
             total = try await batches[0].write(in: session, options: options)
         } else {
-            var preparations: [(@Sendable () throws -> DatabaseSession.PreparedUpsert)?] = []
+            var preparations: [(@Sendable () throws -> DatabaseSession.PreparedUpsert?)?] = []
             for batch in batches { preparations.append(try await batch.preparation(in: session, options: options)) }
-            func start(_ index: Int) -> Task<DatabaseSession.PreparedUpsert, any Error>? {
-                guard index < batches.count, let prepare = preparations[index] else { return nil }
-                return Task { try prepare() }
-            }
-            var pending = start(0)
-            defer { pending?.cancel() }
-            for (index, batch) in batches.enumerated() {
-                let prepared = try await pending?.value
-                pending = start(index + 1)
-                if let prepared {
-                    total = total + (try await batch.send(prepared, in: session))
-                } else {
-                    total = total + (try await batch.write(in: session, options: options))
-                }
+            total = try await pipelined(batches.count, prepare: { preparations[$0] }) { index, prepared in
+                if let prepared { return try await batches[index].send(prepared, in: session) }
+                return try await batches[index].write(in: session, options: options)
             }
         }
         for sets in work.registeredJoinSets {
