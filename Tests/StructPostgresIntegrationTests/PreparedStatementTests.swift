@@ -29,6 +29,24 @@ import Testing
         }
     }
 
+    /// A prepared statement's generic plan guesses the length of an `= ANY($1)` array; for thousands of keys
+    /// it probes an index per key, so statements matching a set of keys are planned each time instead.
+    @Test func statementsMatchingASetOfKeysAreNotPrepared() async throws {
+        try await withTables(BookSchema.create, pool: Self.onePool) { service, _ in
+            let novels = (0..<4).map { Novel(uuid: UUID(), title: "Novel \($0)", price: Double($0), publisher: nil) }
+            try await service.update(entities: novels)
+            for _ in 0..<6 {
+                let found = try await service.fetch(Novel.self, where: .in("title", ["Novel 1", "Novel 3"]))
+                #expect(found.count == 2)
+                _ = try await service.fetch(Novel.self, where: .equal("title", "Novel 0"))
+            }
+            let sets = try await prepared("= ANY(", service)
+            #expect(sets == 0)
+            let single = try await prepared("FROM \"books\" WHERE", service)
+            #expect(single == 1)
+        }
+    }
+
     @Test func preparedStatementsCanBeTurnedOff() async throws {
         try await withTables(BookSchema.create, pool: Self.onePool, configure: { $0.preparesStatements = false }) { service, _ in
             for index in 0..<3 {

@@ -68,7 +68,7 @@ extension Date: ColumnConvertible {
         switch cell.dataType {
         case .timestamptz, .timestamp:
             guard let micros = bytes.readInteger(as: Int64.self) else { throw PostgresDecodingError.Code.failure }
-            return Date(timeIntervalSince1970: TimestampCoding.epochOffset + Double(micros) / 1_000_000)
+            return TimestampCoding.date(microseconds: micros)
         case .date:
             guard let days = bytes.readInteger(as: Int32.self) else { throw PostgresDecodingError.Code.failure }
             return Date(timeIntervalSince1970: TimestampCoding.epochOffset + Double(days) * 86_400)
@@ -101,6 +101,10 @@ enum TimestampCoding {
     static func microseconds(_ date: Date) -> Int64 {
         guard isRepresentable(date) else { return 0 }
         return Int64(((date.timeIntervalSince1970 - epochOffset) * 1_000_000).rounded())
+    }
+
+    static func date(microseconds: Int64) -> Date {
+        Date(timeIntervalSince1970: epochOffset + Double(microseconds) / 1_000_000)
     }
 
     /// PostgreSQL's timestamps run from 4713 BC to 294276 AD.

@@ -70,6 +70,7 @@ struct FilterComparison {
         for value in encoded where value != .null { try check(value) }
         let values = encoded.filter { $0 != .null }
         let parameter = statement.bind(array: BinaryColumnArray(element: wire, values: values))
+        statement.plannedPerExecution = true
         let list = needsCast(wire) ? "\(parameter)::\(wire.sqlName)[]::\(castTarget)[]" : "\(parameter)::\(wire.sqlName)[]"
         // A nil in the list matches NULL, as in NSPredicate; negation keeps rows the list does not hold.
         var condition = "\(operand.sql) = ANY(\(list))"

@@ -3,11 +3,13 @@
 struct ResolvedRelationship: Sendable {
     /// The column of the source's rows whose values identify their targets.
     let sourceColumn: String
-    /// Selects the target's columns, then the link value cast to the type of ``sourceColumn``, for
-    /// the source values bound as `$1`: `SELECT t.…, t."uuid"::uuid FROM "authors" t WHERE t."uuid" = ANY($1::uuid[])`.
+    /// Selects the target's columns, then the link value cast to the type of ``sourceColumn`` unless a target
+    /// column holds it already, for the source values bound as `$1`:
+    /// `SELECT t.… FROM "reviews" t WHERE t."book_id" = ANY($1::uuid[])`,
+    /// `SELECT t.…, j."store_id"::uuid FROM "store_books" j JOIN "books" t ON … WHERE j."store_id" = ANY($1::uuid[])`.
     let targetSQL: String
-    /// How many target columns come before the link value.
-    let targetColumnCount: Int
+    /// The index of the link value in the rows of ``targetSQL``.
+    let linkColumn: Int
     /// The target's column holding the values of ``sourceColumn``; `nil` for a join table.
     let targetColumn: String?
     let join: JoinTable?

@@ -1,10 +1,10 @@
 import PostgresNIO
 
-/// Entities and the rows they came from, whose cells relationship loading reads.
+/// Entities and the cells of the rows they came from, which relationship loading reads.
 struct DecodedRows<E: EntityProtocol> {
     let layout: RowLayout
+    let cells: ResultCells
     var entities: [E] = []
-    var rows: [PostgresRandomAccessRow] = []
 }
 
 /// A fetch as the service receives it: Core Data's `NSFetchRequest`.
@@ -17,14 +17,14 @@ struct FetchRequest: Sendable {
 
 extension DatabaseSession {
     func fetch<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest) async throws -> [E] {
-        try await fetchRows(E.self, request, keepingRows: false).entities
+        try await fetchRows(E.self, request).entities
     }
 
-    /// The entities matching `request`, with the rows they were decoded from when `keepingRows`
-    /// (relationships are loaded from the rows' link values).
-    func fetchRows<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest, keepingRows: Bool) async throws -> DecodedRows<E> {
+    /// The entities matching `request`, with the cells they were decoded from (relationships are loaded
+    /// from their link values).
+    func fetchRows<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest) async throws -> DecodedRows<E> {
         let (statement, description) = try await selectStatement(E.self, request)
-        return try decode(E.self, try await runTagged(statement, description), description, keepingRows: keepingRows)
+        return try decode(E.self, try await tagged(description) { try await runCells(statement) }, description)
     }
 
     /// `SELECT <every column> FROM table WHERE ... ORDER BY ... LIMIT ... OFFSET ...`.
@@ -49,30 +49,28 @@ extension DatabaseSession {
     }
 
     /// Decodes every row into an entity; the rows' first columns are the table's, in catalog order.
-    func decode<E: EntityProtocol>(
-        _ type: E.Type, _ rows: [PostgresRow], _ description: EntityDescription, keepingRows: Bool = true
-    ) throws -> DecodedRows<E> {
+    func decode<E: EntityProtocol>(_ type: E.Type, _ cells: ResultCells, _ description: EntityDescription) throws -> DecodedRows<E> {
         let layout = RowLayout(description)
-        var decoded = DecodedRows<E>(layout: layout)
-        decoded.entities.reserveCapacity(rows.count)
-        if keepingRows { decoded.rows.reserveCapacity(rows.count) }
-        for row in rows {
-            let access = row.makeRandomAccess()
-            decoded.entities.append(try Self.decode(E.self, access, layout))
-            if keepingRows { decoded.rows.append(access) }
+        let decoder = RowDecoder(layout: layout, cells: cells)
+        var decoded = DecodedRows<E>(layout: layout, cells: cells)
+        decoded.entities.reserveCapacity(cells.count)
+        for row in 0..<cells.count {
+            decoded.entities.append(try Self.decode(E.self, row: row, decoder))
         }
         return decoded
     }
 
-    static func decode<E: EntityProtocol>(_ type: E.Type, _ row: PostgresRandomAccessRow, _ layout: RowLayout) throws -> E {
+    /// Decodes row `row` of the result `decoder` reads.
+    static func decode<E: EntityProtocol>(_ type: E.Type, row: Int, _ decoder: RowDecoder) throws -> E {
         do {
-            return try layout.decode(E.self, row)
+            return try decoder.decode(E.self, row: row)
         } catch let error as StructPostgresError {
             throw error
         } catch {
+            let layout = decoder.layout
             throw StructPostgresError(
                 .decoding, "row of table '\(layout.schema.table)' cannot be decoded as \(layout.entity): \(error)",
-                entity: layout.entity, table: layout.schema.table, rowKey: layout.describeKey(of: row))
+                entity: layout.entity, table: layout.schema.table, rowKey: decoder.describeKey(row: row))
         }
     }
 

@@ -3,7 +3,7 @@ import PostgresNIO
 extension DatabaseSession {
     /// Fetches entities, then their relationships as `loading` asks: one query per relationship per level.
     func fetchGraph<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest, loading: Loading) async throws -> [E] {
-        var decoded = try await fetchRows(E.self, request, keepingRows: !E.relationships.isEmpty && !loading.isEmpty)
+        var decoded = try await fetchRows(E.self, request)
         try await loadRelationships(&decoded, loading: loading)
         return decoded.entities
     }
@@ -17,9 +17,10 @@ extension DatabaseSession {
             guard let nested = loading.nested(relationship.name) else { continue }
             let resolved = try await resolve(relationship)
             let index = decoded.layout.indexes[resolved.sourceColumn]!
+            let cells = decoded.cells
             let links = LinkValues(
-                values: decoded.rows.map { $0[index].bytes },
-                elementType: decoded.rows[0][index].dataType)
+                values: (0..<cells.count).map { cells.bytes(row: $0, column: index) },
+                elementType: cells.dataTypes[index])
             try await relationship.load(self, &decoded.entities, links, resolved, nested)
         }
     }
@@ -34,15 +35,14 @@ extension DatabaseSession {
             return [:]
         }
         let description = try await describe(T.self)
-        var statement = Statement(sql: resolved.targetSQL)
+        var statement = Statement(sql: resolved.targetSQL, plannedPerExecution: true)
         _ = statement.bind(cells: RawCellArray(elementType: links.elementType, values: keys))
-        var decoded = try decode(T.self, try await runTagged(statement, description), description)
+        var decoded = try decode(T.self, try await tagged(description) { try await runCells(statement) }, description)
         try await loadRelationships(&decoded, loading: loading)
         var groups: [ByteBuffer: [T]] = [:]
         groups.reserveCapacity(keys.count)
-        let linkColumn = resolved.targetColumnCount
         for index in decoded.entities.indices {
-            guard let link = decoded.rows[index][linkColumn].bytes else { continue }
+            guard let link = decoded.cells.bytes(row: index, column: resolved.linkColumn) else { continue }
             groups[link, default: []].append(decoded.entities[index])
         }
         return groups

@@ -14,23 +14,29 @@ extension DatabaseSession {
         let orderBy = order.isEmpty ? "" : " ORDER BY " + order.joined(separator: ", ")
         let q = SQLIdentifier.quote
 
-        /// Source rows and target rows linked by a column of each, without a join table.
-        func direct(source sourceColumn: String, target targetColumn: String, cast: String) -> ResolvedRelationship {
-            ResolvedRelationship(
-                sourceColumn: sourceColumn,
-                targetSQL: "SELECT \(targetColumns), t.\(q(targetColumn))::\(cast) FROM \(target.schema.quotedTable) t "
-                    + "WHERE t.\(q(targetColumn)) = ANY($1::\(cast)[])\(orderBy)",
-                targetColumnCount: target.schema.columnOrder.count, targetColumn: targetColumn, join: nil, target: target)
+        /// Source rows and target rows linked by a column of each, without a join table. The target's column
+        /// is the link value when its type is the source column's (the same bytes); otherwise a cast of it is.
+        func direct(source sourceColumn: String, target targetColumn: String, cast: String) throws -> ResolvedRelationship {
+            let filter = " FROM \(target.schema.quotedTable) t WHERE t.\(q(targetColumn)) = ANY($1::\(cast)[])\(orderBy)"
+            if try resolver.castName(of: targetColumn, in: target.schema) == cast,
+               let linkColumn = target.schema.columnOrder.firstIndex(of: targetColumn) {
+                return ResolvedRelationship(
+                    sourceColumn: sourceColumn, targetSQL: "SELECT \(targetColumns)" + filter,
+                    linkColumn: linkColumn, targetColumn: targetColumn, join: nil, target: target)
+            }
+            return ResolvedRelationship(
+                sourceColumn: sourceColumn, targetSQL: "SELECT \(targetColumns), t.\(q(targetColumn))::\(cast)" + filter,
+                linkColumn: target.schema.columnOrder.count, targetColumn: targetColumn, join: nil, target: target)
         }
 
         switch relationship.kind {
         case .toOne(let column):
             let link = try resolver.foreignKey(from: source, to: target, column: column, parameter: "column")
-            return try direct(source: link.column, target: link.referenced, cast: resolver.castName(of: link.column, in: source.schema))
+            return try direct(source: link.column, target: link.referenced, cast: try resolver.castName(of: link.column, in: source.schema))
 
         case .backReference(let column):
             let link = try resolver.foreignKey(from: target, to: source, column: column, parameter: "backReference")
-            return try direct(source: link.referenced, target: link.column, cast: resolver.castName(of: link.referenced, in: source.schema))
+            return try direct(source: link.referenced, target: link.column, cast: try resolver.castName(of: link.referenced, in: source.schema))
 
         case .through(let table, let parentColumn, let childColumn, let onRemove):
             let joinSchema = try await schema(of: table, entity: relationship.qualifiedName)
@@ -49,7 +55,7 @@ extension DatabaseSession {
                 targetSQL: "SELECT \(targetColumns), j.\(q(parent.column))::\(cast) FROM \(joinSchema.quotedTable) j "
                     + "JOIN \(target.schema.quotedTable) t ON t.\(q(child.referenced)) = j.\(q(child.column)) "
                     + "WHERE j.\(q(parent.column)) = ANY($1::\(cast)[])\(orderBy)",
-                targetColumnCount: target.schema.columnOrder.count, targetColumn: nil,
+                linkColumn: target.schema.columnOrder.count, targetColumn: nil,
                 join: .init(
                     table: table, quotedTable: joinSchema.quotedTable, parentColumn: parent.column, childColumn: child.column,
                     parentType: try resolver.castName(of: parent.column, in: joinSchema),

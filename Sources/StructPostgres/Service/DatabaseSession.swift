@@ -7,6 +7,10 @@ struct Statement: Sendable {
     var bindings = PostgresBindings()
     var types: [PostgresDataType] = []
     var values: [ColumnValue] = []
+    /// Planned on every execution instead of prepared once: set for statements that match a set of keys
+    /// (`= ANY($1)`). A prepared statement's generic plan assumes a short array and probes an index once per
+    /// key, where the plan for thousands of keys hashes them and scans the table once.
+    var plannedPerExecution = false
 
     mutating func bind(_ value: ColumnValue) -> String {
         values.append(value)
@@ -59,6 +63,11 @@ struct DatabaseSession: Sendable {
         }
     }
 
+    /// Runs `statement` and collects the cells of its rows, without keeping the rows themselves.
+    func runCells(_ statement: Statement) async throws -> ResultCells {
+        try await send(statement) { name in try await ResultCells(try await rows(of: statement, named: name)) }
+    }
+
     /// Sends `statement` and returns its rows as they arrive, without collecting them.
     func stream(_ statement: Statement) async throws -> RowSequence {
         try await send(statement) { try await rows(of: statement, named: $0) }
@@ -99,7 +108,7 @@ struct DatabaseSession: Sendable {
         }
         let start = ContinuousClock.now
         let key = PreparedStatementRegistry.Key(sql: statement.sql, types: statement.types)
-        let prepares = prepared && configuration.preparesStatements && !statement.types.isEmpty
+        let prepares = prepared && configuration.preparesStatements && !statement.types.isEmpty && !statement.plannedPerExecution
         let name = prepares ? runtime.preparedStatements.name(for: key) : nil
         do {
             try ensureOpen(sql: statement.sql)

@@ -25,7 +25,7 @@ public struct ModelStream<Model: EntityConvertible>: AsyncSequence, Sendable {
     public struct Iterator: AsyncIteratorProtocol {
         private let lease: StreamLease<Model.Entity>
         private var rows: RowSequence.AsyncIterator?
-        private var layout: RowLayout?
+        private var decoder: RowDecoder?
         private var finished = false
 
         init(lease: StreamLease<Model.Entity>) { self.lease = lease }
@@ -36,7 +36,7 @@ public struct ModelStream<Model: EntityConvertible>: AsyncSequence, Sendable {
                 if rows == nil {
                     let (sequence, layout) = try await lease.open()
                     rows = sequence.makeAsyncIterator()
-                    self.layout = layout
+                    decoder = RowDecoder(layout: layout)
                 }
                 // Only this iterator ever touches the row iterator; PostgresNIO's next() is merely not annotated.
                 nonisolated(unsafe) var cursor = rows!
@@ -47,7 +47,8 @@ public struct ModelStream<Model: EntityConvertible>: AsyncSequence, Sendable {
                     lease.release()
                     return nil
                 }
-                return try DatabaseSession.decode(Model.Entity.self, row.makeRandomAccess(), layout!).toModel()
+                decoder!.replaceRows(with: row)
+                return try DatabaseSession.decode(Model.Entity.self, row: 0, decoder!).toModel()
             } catch {
                 finished = true
                 lease.release()

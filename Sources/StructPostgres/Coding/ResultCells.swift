@@ -1,0 +1,49 @@
+import PostgresNIO
+
+/// The cells of a result's rows in one row-major array, with each column's name, type and format.
+///
+/// Read once from PostgresNIO's rows, so that decoding and relationship loading index cells directly,
+/// without an array and a `PostgresCell` per row.
+struct ResultCells: Sendable {
+    private(set) var names: [String] = []
+    private(set) var dataTypes: [PostgresDataType] = []
+    private(set) var formats: [PostgresFormat] = []
+    private var values: [ByteBuffer?] = []
+    private(set) var count = 0
+
+    init() {}
+
+    /// Collects the rows of `sequence` as they arrive.
+    init(_ sequence: RowSequence) async throws {
+        for try await row in sequence { append(row) }
+    }
+
+    /// Holds `row` alone, reusing the storage: a stream decodes its rows one at a time.
+    mutating func replace(with row: PostgresRow) {
+        values.removeAll(keepingCapacity: true)
+        count = 0
+        append(row)
+    }
+
+    private mutating func append(_ row: PostgresRow) {
+        if count == 0, names.isEmpty {
+            for cell in row {
+                names.append(cell.columnName)
+                dataTypes.append(cell.dataType)
+                formats.append(cell.format)
+            }
+        }
+        for cell in row { values.append(cell.bytes) }
+        count += 1
+    }
+
+    /// The bytes of a cell; `nil` for NULL.
+    @inline(__always)
+    func bytes(row: Int, column: Int) -> ByteBuffer? { values[row &* names.count &+ column] }
+
+    func cell(row: Int, column: Int) -> PostgresCell {
+        PostgresCell(
+            bytes: bytes(row: row, column: column), dataType: dataTypes[column], format: formats[column],
+            columnName: names[column], columnIndex: column)
+    }
+}

@@ -1,0 +1,65 @@
+import PostgresNIO
+
+/// What the row decoder needs to know about the result it reads, built once per query.
+final class RowLayout: @unchecked Sendable {
+    let entity: String
+    let schema: TableSchema
+    let naming: ColumnNaming
+    /// Column name -> index in the result row.
+    let indexes: [String: Int]
+    let keyColumns: [String]
+    private var columnForKey: [String: String] = [:]
+    /// Coding key -> index in the result row (-1: no such column), filled as keys are first met.
+    private var indexForKey: [String: Int] = [:]
+    /// The keys in the order the entity's `init(from:)` asked for them, and where the current row is in it:
+    /// rows of one type ask in the same order, so a key is usually found by one comparison, without hashing.
+    @exclusivity(unchecked) private var sequence: [(key: String, index: Int?)] = []
+    @exclusivity(unchecked) private var cursor = 0
+
+    /// Starts a row: its keys are looked for from the start of the learnt order.
+    func startRow() { cursor = 0 }
+
+    init(entity: String, schema: TableSchema, naming: ColumnNaming, selected: [String], keyColumns: [String]) {
+        self.entity = entity
+        self.schema = schema
+        self.naming = naming
+        self.indexes = Dictionary(uniqueKeysWithValues: selected.enumerated().map { ($1, $0) })
+        self.keyColumns = keyColumns
+    }
+
+    /// The layout of `SELECT <every column in catalog order> FROM <the entity's table>`.
+    convenience init(_ description: EntityDescription) {
+        self.init(
+            entity: description.entity, schema: description.schema, naming: description.naming,
+            selected: description.schema.columnOrder, keyColumns: description.keyColumns)
+    }
+
+    func column(for key: some CodingKey) -> String {
+        if let known = columnForKey[key.stringValue] { return known }
+        let column = naming.column(for: key.stringValue)
+        columnForKey[key.stringValue] = column
+        return column
+    }
+
+    /// The result index of the column `key` maps to.
+    func index(for key: some CodingKey) -> Int? {
+        let name = key.stringValue
+        if cursor > 0, sequence[cursor - 1].key == name { return sequence[cursor - 1].index }
+        if cursor < sequence.count, sequence[cursor].key == name {
+            cursor += 1
+            return sequence[cursor - 1].index
+        }
+        let index: Int?
+        if let known = indexForKey[name] {
+            index = known >= 0 ? known : nil
+        } else {
+            index = indexes[column(for: key)]
+            indexForKey[name] = index ?? -1
+        }
+        if cursor == sequence.count {
+            sequence.append((name, index))
+            cursor += 1
+        }
+        return index
+    }
+}
