@@ -49,6 +49,39 @@ import Testing
         }
     }
 
+    @Test func aFetchCancelledWhileTheServerWorksFailsAsCancelled() async throws {
+        try await withTables(BookSchema.create, pool: PoolOptions(maxConnections: 3)) { service, _ in
+            try await service.update(entities: books)
+            let (locked, lockTaken) = AsyncStream<Void>.makeStream()
+            let (unlock, unlocked) = AsyncStream<Void>.makeStream()
+            let locker = Task {
+                try await service.transaction { tx in
+                    _ = try await tx.query("LOCK TABLE books IN ACCESS EXCLUSIVE MODE")
+                    lockTaken.yield()
+                    for await _ in unlock { break }
+                }
+            }
+            for await _ in locked { break }
+            let reader = Task { try await service.fetch(Novel.self) }
+            // Cancelled once its query waits for the lock on the server, not while it leases a connection.
+            var waiting: Int64 = 0
+            for _ in 0..<1000 where waiting == 0 {
+                try await Task.sleep(for: .milliseconds(20))
+                let rows = try await service.query(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'SELECT%books%'")
+                waiting = try rows[0].decode(Int64.self)
+            }
+            #expect(waiting == 1)
+            reader.cancel()
+            unlocked.yield()
+            try await locker.value
+            let error = await #expect(throws: StructPostgresError.self) { try await reader.value }
+            #expect(error?.code == .queryCancelled, "\(String(describing: error))")
+            let all = try await service.fetch(Novel.self)
+            #expect(all.count == books.count)
+        }
+    }
+
     @Test func anUnknownKeyIsRefusedListingTheColumns() async throws {
         try await withTables(BookSchema.create) { service, _ in
             let error = await #expect(throws: StructPostgresError.self) {

@@ -128,6 +128,29 @@ private struct Abort: Error {}
         }
     }
 
+    @Test func aCallerCancelledWhileWaitingForAConnectionFailsAsCancelled() async throws {
+        try await withTables(BookSchema.create, pool: PoolOptions(maxConnections: 1, acquireTimeout: .seconds(20))) { service, _ in
+            _ = try await service.count(Novel.self)
+            let (holding, signal) = AsyncStream<Void>.makeStream()
+            let (release, released) = AsyncStream<Void>.makeStream()
+            let holder = Task {
+                try await service.withConnection { _ in
+                    signal.yield()
+                    for await _ in release { break }
+                }
+            }
+            for await _ in holding { break }
+            let waiter = Task { try await service.count(Novel.self) }
+            try await Task.sleep(for: .milliseconds(100))
+            waiter.cancel()
+            let error = await #expect(throws: StructPostgresError.self) { try await waiter.value }
+            #expect(error?.code == .queryCancelled, "\(String(describing: error))")
+            released.yield()
+            try await holder.value
+            #expect(try await service.count(Novel.self) == 0)
+        }
+    }
+
     @Test func aCancelledCallerKeepsItsConnectionUntilItsClosureReturns() async throws {
         try await withTables(BookSchema.create, pool: PoolOptions(maxConnections: 1, acquireTimeout: .seconds(20))) { service, _ in
             let book = Novel(uuid: UUID(), title: "uncommitted", price: 1, publisher: nil)

@@ -25,7 +25,7 @@ struct ResultCells: Sendable {
         append(row)
     }
 
-    private mutating func append(_ row: PostgresRow) {
+    mutating func append(_ row: PostgresRow) {
         if count == 0, names.isEmpty {
             for cell in row {
                 names.append(cell.columnName)

@@ -108,8 +108,11 @@ extension ServiceRuntime {
             case .failed:
                 // The lease threw (pool closed or not running), or this task was cancelled.
                 release.signal()
-                do { try await group.next() } catch { throw StructPostgresError.from(error, sql: nil) }
+                var leaseError: (any Error)?
+                do { try await group.next() } catch { leaseError = error }
+                // Cancelled while waiting: PostgresNIO's pool reports that in errors of its own.
                 if Task.isCancelled { throw StructPostgresError.from(CancellationError(), sql: nil) }
+                if let leaseError { throw StructPostgresError.from(leaseError, sql: nil) }
                 throw StructPostgresError(.connectionLost, "the connection pool is not running")
             case .timedOut:
                 group.cancelAll()

@@ -46,6 +46,11 @@ struct Statement: Sendable {
     }
 }
 
+/// The cells of a result, filled on the connection's event loop only, and read once the query has completed.
+private final class CellCollector: @unchecked Sendable {
+    var cells = ResultCells()
+}
+
 /// The rows of a statement, as they arrive.
 typealias RowSequence = AsyncThrowingMapSequence<PostgresRowSequence, PostgresRow>
 
@@ -63,9 +68,18 @@ struct DatabaseSession: Sendable {
         }
     }
 
-    /// Runs `statement` and collects the cells of its rows, without keeping the rows themselves.
+    /// Runs `statement` and collects the cells of its rows, without keeping the rows themselves. An unprepared
+    /// statement's cells are collected on the connection's event loop as the rows arrive, without handing each
+    /// row over to this task.
     func runCells(_ statement: Statement) async throws -> ResultCells {
-        try await send(statement) { name in try await ResultCells(try await rows(of: statement, named: name)) }
+        try await send(statement) { name in
+            if let name { return try await ResultCells(try await rows(of: statement, named: name)) }
+            let collector = CellCollector()
+            let query = PostgresQuery(unsafeSQL: statement.sql, binds: statement.bindings)
+            _ = try await connection.query(query, logger: runtime.logger) { collector.cells.append($0) }.get()
+            try Task.checkCancellation()
+            return collector.cells
+        }
     }
 
     /// Sends `statement` and returns its rows as they arrive, without collecting them.
