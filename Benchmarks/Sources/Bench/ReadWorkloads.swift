@@ -128,6 +128,6 @@ extension Bench {
             handWritten: Report.median(throughput[.handWritten]!), library: Report.median(throughput[.library]!), target: .none)
         report.add(
             "W7 stream \(rows) rows: peak RSS", unit: "MB", better: .lower,
-            handWritten: peaks[.handWritten]!, library: peaks[.library]!, target: .none)
+            handWritten: peaks[.handWritten] ?? 1, library: peaks[.library] ?? 1, target: .none)
     }
 }

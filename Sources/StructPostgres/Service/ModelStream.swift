@@ -24,8 +24,7 @@ public struct ModelStream<Model: EntityConvertible>: AsyncSequence, Sendable {
 
     public struct Iterator: AsyncIteratorProtocol {
         private let lease: StreamLease<Model.Entity>
-        private var rows: RowSequence.AsyncIterator?
-        private var decoder: RowDecoder?
+        private var reader: RowReader?
         private var finished = false
 
         init(lease: StreamLease<Model.Entity>) { self.lease = lease }
@@ -33,22 +32,18 @@ public struct ModelStream<Model: EntityConvertible>: AsyncSequence, Sendable {
         public mutating func next() async throws -> Model? {
             guard !finished else { return nil }
             do {
-                if rows == nil {
+                if reader == nil {
                     let (sequence, layout) = try await lease.open()
-                    rows = sequence.makeAsyncIterator()
-                    decoder = RowDecoder(layout: layout)
+                    reader = RowReader(rows: sequence.makeAsyncIterator(), decoder: RowDecoder(layout: layout))
                 }
-                // Only this iterator ever touches the row iterator; PostgresNIO's next() is merely not annotated.
-                nonisolated(unsafe) var cursor = rows!
-                let next = try await cursor.next()
-                rows = cursor
-                guard let row = next else {
+                let reader = self.reader!
+                guard let row = try await reader.next() else {
                     finished = true
                     lease.release()
                     return nil
                 }
-                decoder!.replaceRows(with: row)
-                return try DatabaseSession.decode(Model.Entity.self, row: 0, decoder!).toModel()
+                reader.decoder.replaceRows(with: row)
+                return try DatabaseSession.decode(Model.Entity.self, row: 0, reader.decoder).toModel()
             } catch {
                 finished = true
                 lease.release()
@@ -56,6 +51,20 @@ public struct ModelStream<Model: EntityConvertible>: AsyncSequence, Sendable {
             }
         }
     }
+}
+
+/// A stream's row iterator and decoder, in a class so that reading a row does not copy the iterator.
+private final class RowReader {
+    // Only the stream's iterator ever touches it; PostgresNIO's next() is merely not annotated.
+    nonisolated(unsafe) private var rows: RowSequence.AsyncIterator
+    let decoder: RowDecoder
+
+    init(rows: RowSequence.AsyncIterator, decoder: RowDecoder) {
+        self.rows = rows
+        self.decoder = decoder
+    }
+
+    func next() async throws -> PostgresRow? { try await rows.next() }
 }
 
 /// Holds a pooled connection for a stream, from its first row until it ends or is dropped.
