@@ -112,17 +112,18 @@ struct DatabaseSession: Sendable {
     private func send<T>(
         _ statement: Statement, prepared: Bool = true, _ perform: (String?) async throws -> T
     ) async throws -> T {
-        let configuration = runtime.configuration
-        if runtime.logger.logLevel <= .debug {
+        // Fields are read one by one: a copy of the whole configuration costs a retain per reference in it.
+        let logBoundValues = runtime.configuration.logBoundValues
+        if runtime.configuration.logger.logLevel <= .debug {
             var metadata: Logger.Metadata = ["sql": "\(statement.sql)", "binds": "\(statement.bindings.count)"]
-            if configuration.logBoundValues {
+            if logBoundValues {
                 metadata["values"] = "\(statement.values.map(\.keyDescription).joined(separator: ", "))"
             }
             runtime.logger.debug("query", metadata: metadata)
         }
         let start = ContinuousClock.now
         let key = PreparedStatementRegistry.Key(sql: statement.sql, types: statement.types)
-        let prepares = prepared && configuration.preparesStatements && !statement.types.isEmpty && !statement.plannedPerExecution
+        let prepares = prepared && runtime.configuration.preparesStatements && !statement.types.isEmpty && !statement.plannedPerExecution
         let name = prepares ? runtime.preparedStatements.name(for: key) : nil
         do {
             try ensureOpen(sql: statement.sql)
@@ -132,7 +133,7 @@ struct DatabaseSession: Sendable {
         } catch {
             observe(statement, since: start, failed: true)
             if let name { runtime.preparedStatements.failed(key, name: name, sqlState: (error as? PSQLError)?.serverInfo?[.sqlState]) }
-            let mapped = StructPostgresError.from(error, sql: statement.sql, revealValues: configuration.logBoundValues)
+            let mapped = StructPostgresError.from(error, sql: statement.sql, revealValues: logBoundValues)
             runtime.logger.debug("query failed", metadata: ["error": "\(mapped)"])
             throw mapped
         }
