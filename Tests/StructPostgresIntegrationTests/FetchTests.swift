@@ -49,7 +49,8 @@ import Testing
         }
     }
 
-    @Test func aFetchCancelledWhileTheServerWorksFailsAsCancelled() async throws {
+    /// Unfiltered, the fetch is sent unprepared (its rows collected on the event loop); filtered, prepared.
+    @Test(arguments: [false, true]) func aFetchCancelledWhileTheServerWorksFailsAsCancelled(filtered: Bool) async throws {
         try await withTables(BookSchema.create, pool: PoolOptions(maxConnections: 3)) { service, _ in
             try await service.update(entities: books)
             let (locked, lockTaken) = AsyncStream<Void>.makeStream()
@@ -62,13 +63,15 @@ import Testing
                 }
             }
             for await _ in locked { break }
-            let reader = Task { try await service.fetch(Novel.self) }
+            let reader = Task {
+                try await service.fetch(Novel.self, where: filtered ? .equal("publisher", "Apress") : nil)
+            }
             // Cancelled once its query waits for the lock on the server, not while it leases a connection.
             var waiting: Int64 = 0
             for _ in 0..<1000 where waiting == 0 {
                 try await Task.sleep(for: .milliseconds(20))
                 let rows = try await service.query(
-                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'SELECT%books%'")
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'SELECT%books%'")
                 waiting = try rows[0].decode(Int64.self)
             }
             #expect(waiting == 1)

@@ -1,7 +1,7 @@
 import Foundation
 import PostgresNIO
 
-/// Decodes a non-null cell into any `Decodable` type.
+/// Decodes non-null cells into any `Decodable` type: the leaves of the row decoder.
 enum CellDecoding {
     /// Decodes the bytes of a non-null cell; `cell` makes the `PostgresCell` the less common types decode from.
     static func decode<T: Decodable>(
@@ -31,8 +31,7 @@ enum CellDecoding {
         return try decode(T.self, from: cell())
     }
 
-    /// Decodes a non-null cell into any `Decodable` type.
-    static func decode<T: Decodable>(_ type: T.Type, from cell: PostgresCell) throws -> T {
+    private static func decode<T: Decodable>(_ type: T.Type, from cell: PostgresCell) throws -> T {
         if let leaf = T.self as? any ColumnConvertible.Type { return try leaf.decode(cell) as! T }
         if let array = T.self as? any ColumnArrayConvertible.Type { return try array.decode(cell) as! T }
         if let raw = T.self as? any RawRepresentable.Type, let value = try rawRepresentable(raw, cell) {

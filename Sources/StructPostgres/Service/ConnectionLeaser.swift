@@ -94,8 +94,9 @@ extension ServiceRuntime {
                     return await iterator.next().map(LeaseOutcome.leased) ?? .failed
                 }
                 race.addTask {
-                    try await Task.sleep(for: timeout)
-                    return .timedOut
+                    // Cancelled (the caller was, or the lease came first): not a timeout.
+                    try? await Task.sleep(for: timeout)
+                    return Task.isCancelled ? .failed : .timedOut
                 }
                 defer { race.cancelAll() }
                 return try await race.next() ?? .failed

@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// One SQL statement: text, bound values with their types and, for opt-in logging, a rendering of those values.
 struct Statement: Sendable {
@@ -49,6 +50,7 @@ struct Statement: Sendable {
 /// The cells of a result, filled on the connection's event loop only, and read once the query has completed.
 private final class CellCollector: @unchecked Sendable {
     var cells = ResultCells()
+    let cancelled = Atomic(false)
 }
 
 /// The rows of a statement, as they arrive.
@@ -70,15 +72,28 @@ struct DatabaseSession: Sendable {
 
     /// Runs `statement` and collects the cells of its rows, without keeping the rows themselves. An unprepared
     /// statement's cells are collected on the connection's event loop as the rows arrive, without handing each
-    /// row over to this task.
+    /// row over to this task. A task cancelled meanwhile fails as cancelled, and stops the rows still to come.
     func runCells(_ statement: Statement) async throws -> ResultCells {
         try await send(statement) { name in
-            if let name { return try await ResultCells(try await rows(of: statement, named: name)) }
-            let collector = CellCollector()
-            let query = PostgresQuery(unsafeSQL: statement.sql, binds: statement.bindings)
-            _ = try await connection.query(query, logger: runtime.logger) { collector.cells.append($0) }.get()
+            let cells: ResultCells
+            if let name {
+                cells = try await ResultCells(try await rows(of: statement, named: name))
+            } else {
+                let collector = CellCollector()
+                let query = PostgresQuery(unsafeSQL: statement.sql, binds: statement.bindings)
+                _ = try await withTaskCancellationHandler {
+                    try await connection.query(query, logger: runtime.logger) { row in
+                        // Throwing here makes PostgresNIO stop the row stream.
+                        if collector.cancelled.load(ordering: .relaxed) { throw CancellationError() }
+                        collector.cells.append(row)
+                    }.get()
+                } onCancel: {
+                    collector.cancelled.store(true, ordering: .relaxed)
+                }
+                cells = collector.cells
+            }
             try Task.checkCancellation()
-            return collector.cells
+            return cells
         }
     }
 

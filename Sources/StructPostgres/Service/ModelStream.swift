@@ -38,17 +38,22 @@ public struct ModelStream<Model: EntityConvertible>: AsyncSequence, Sendable {
                 }
                 let reader = self.reader!
                 guard let row = try await reader.next() else {
-                    finished = true
-                    lease.release()
+                    finish()
                     return nil
                 }
                 reader.decoder.replaceRows(with: row)
                 return try DatabaseSession.decode(Model.Entity.self, row: 0, reader.decoder).toModel()
             } catch {
-                finished = true
-                lease.release()
+                finish()
                 throw StructPostgresError.from(Task.isCancelled ? CancellationError() : error, sql: nil)
             }
+        }
+
+        /// Gives the connection back and drops the last row, so that nothing of the result outlives the stream.
+        private mutating func finish() {
+            finished = true
+            reader = nil
+            lease.release()
         }
     }
 }
