@@ -26,7 +26,7 @@ struct ResultCells: Sendable {
     }
 
     mutating func append(_ row: PostgresRow) {
-        if count == 0, names.isEmpty {
+        if names.isEmpty {
             for cell in row {
                 names.append(cell.columnName)
                 dataTypes.append(cell.dataType)

@@ -19,19 +19,13 @@ final class RowLayout: @unchecked Sendable {
     /// Starts a row: its keys are looked for from the start of the learnt order.
     func startRow() { cursor = 0 }
 
-    init(entity: String, schema: TableSchema, naming: ColumnNaming, selected: [String], keyColumns: [String]) {
-        self.entity = entity
-        self.schema = schema
-        self.naming = naming
-        self.indexes = Dictionary(uniqueKeysWithValues: selected.enumerated().map { ($1, $0) })
-        self.keyColumns = keyColumns
-    }
-
-    /// The layout of `SELECT <every column in catalog order> FROM <the entity's table>`.
-    convenience init(_ description: EntityDescription) {
-        self.init(
-            entity: description.entity, schema: description.schema, naming: description.naming,
-            selected: description.schema.columnOrder, keyColumns: description.keyColumns)
+    /// The layout of `SELECT <every column in catalog order> ... FROM <the entity's table>`.
+    init(_ description: EntityDescription) {
+        entity = description.entity
+        schema = description.schema
+        naming = description.naming
+        indexes = Dictionary(uniqueKeysWithValues: description.schema.columnOrder.enumerated().map { ($1, $0) })
+        keyColumns = description.keyColumns
     }
 
     func column(for key: some CodingKey) -> String {

@@ -24,7 +24,7 @@ extension DatabaseSession {
     /// from their link values).
     func fetchRows<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest) async throws -> DecodedRows<E> {
         let (statement, description) = try await selectStatement(E.self, request)
-        return try decode(E.self, try await tagged(description) { try await runCells(statement) }, description)
+        return try await decodedRows(E.self, statement, description)
     }
 
     /// `SELECT <every column> FROM table WHERE ... ORDER BY ... LIMIT ... OFFSET ...`.
@@ -48,8 +48,10 @@ extension DatabaseSession {
         return (statement, description)
     }
 
-    /// Decodes every row into an entity; the rows' first columns are the table's, in catalog order.
-    func decode<E: EntityProtocol>(_ type: E.Type, _ cells: ResultCells, _ description: EntityDescription) throws -> DecodedRows<E> {
+    /// Runs `statement` and decodes every row into an entity; the rows' first columns are the table's,
+    /// in catalog order.
+    func decodedRows<E: EntityProtocol>(_ type: E.Type, _ statement: Statement, _ description: EntityDescription) async throws -> DecodedRows<E> {
+        let cells = try await tagged(description) { try await runCells(statement) }
         let layout = RowLayout(description)
         let decoder = RowDecoder(layout: layout, cells: cells)
         var decoded = DecodedRows<E>(layout: layout, cells: cells)

@@ -37,7 +37,7 @@ extension DatabaseSession {
         let description = try await describe(T.self)
         var statement = Statement(sql: resolved.targetSQL, plannedPerExecution: true)
         _ = statement.bind(cells: RawCellArray(elementType: links.elementType, values: keys))
-        var decoded = try decode(T.self, try await tagged(description) { try await runCells(statement) }, description)
+        var decoded = try await decodedRows(T.self, statement, description)
         try await loadRelationships(&decoded, loading: loading)
         var groups: [ByteBuffer: [T]] = [:]
         groups.reserveCapacity(keys.count)
