@@ -7,6 +7,8 @@ struct Bench {
     let hand: HandWritten
     let fluent: FluentContender?
     let options: Options
+    /// The bench started the server on this machine: its processes' CPU time can be read.
+    var serverIsLocal = false
 
     /// Empty tables, the authors, and books `0..<books` at version 0 (as `BenchData.book` makes them), in SQL.
     func seed(books: Int, reviews: Int = 0) async throws {

@@ -159,6 +159,36 @@ enum Memory {
     }
 }
 
+/// CPU time used so far, in seconds: by this process (every thread) and, when the bench started the server
+/// itself, by every `postgres` process on this machine. A workload on a CPU-bound machine costs what both use.
+struct CPUTime {
+    var client: Double
+    var server: Double?
+
+    static func now(server measuresServer: Bool) -> CPUTime {
+        var time = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+        return CPUTime(client: Double(time.tv_sec) + Double(time.tv_nsec) / 1e9, server: measuresServer ? serverSeconds() : nil)
+    }
+
+    static func - (end: CPUTime, start: CPUTime) -> CPUTime {
+        CPUTime(client: end.client - start.client, server: end.server.flatMap { end in start.server.map { end - $0 } })
+    }
+
+    private static func serverSeconds() -> Double {
+        let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+        var ticks = 0.0
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where entry.allSatisfy(\.isNumber) {
+            // `pid (comm) state ppid ...`: utime and stime are the 14th and 15th fields.
+            guard let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8), stat.contains(" (postgres) "),
+                  let fields = stat.split(separator: ")").last?.split(separator: " "), fields.count > 12
+            else { continue }
+            ticks += (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)
+        }
+        return ticks / ticksPerSecond
+    }
+}
+
 /// Prints a line at once (stdout is block-buffered when piped, and a failed run should still show its lines).
 func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))

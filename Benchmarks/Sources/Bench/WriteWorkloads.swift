@@ -76,8 +76,10 @@ extension Bench {
     /// W4: 8 tasks, each 500 single upserts, through a pool of 8 connections; upserts per second.
     func concurrentUpserts(_ report: inout Report) async throws {
         let (tasks, perTask) = (8, options.singles / 4)
+        var cpu: [Contender: [CPUTime]] = [:]
         let throughput = try await rounds(options.rounds) { contender in
             try await seed(books: tasks * perTask / 2)
+            let cpuStart = CPUTime.now(server: serverIsLocal)
             let seconds = try await Report.seconds {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for task in 0..<tasks {
@@ -95,6 +97,7 @@ extension Bench {
                     try await group.waitForAll()
                 }
             }
+            cpu[contender, default: []].append(CPUTime.now(server: serverIsLocal) - cpuStart)
             try await verify(BenchData.books(0..<(tasks * perTask), authors: options.authors, version: 4), contender.rawValue, total: tasks * perTask)
             return Double(tasks * perTask) / seconds
         }
@@ -102,6 +105,14 @@ extension Bench {
             "W4 \(tasks) tasks x \(perTask) upserts", unit: "rows/s", better: .higher,
             handWritten: Report.median(throughput[.handWritten]!), library: Report.median(throughput[.library]!),
             fluent: throughput[.fluent].map(Report.median), target: .atLeast(0.9), fluentTarget: .atLeast(2))
+        for contender in Contender.allCases {
+            guard let times = cpu[contender] else { continue }
+            let perUpsert = { (seconds: Double) in "\(Int(seconds * 1e6 / Double(tasks * perTask))) µs" }
+            var text = "CPU per upsert: client \(perUpsert(Report.median(times.map(\.client))))"
+            let server = times.compactMap(\.server)
+            if !server.isEmpty { text += ", server \(perUpsert(Report.median(server)))" }
+            report.note("W4 \(tasks) tasks x \(perTask) upserts", contender.rawValue, text + " (medians)")
+        }
     }
 
     /// W5: delete half of `count` books by uuid.

@@ -49,7 +49,7 @@ try await withThrowingTaskGroup(of: Void.self) { group in
         let machine = "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB"
         say("StructPostgres benchmarks: \(options.books) books, \(options.authors) authors, \(options.reviews) reviews, median of \(options.rounds) rounds; \(machine)")
         var report = Report()
-        let bench = Bench(service: service, hand: HandWritten(client: client), fluent: fluent, options: options)
+        let bench = Bench(service: service, hand: HandWritten(client: client), fluent: fluent, options: options, serverIsLocal: cluster != nil)
         let run = options.workloads
         // W7 first: its peak memory is the process's, before the other workloads have grown the heap.
         if run.contains("W7") { try await bench.streaming(&report) }
