@@ -37,11 +37,12 @@ extension Bench {
             "W1 upsert \(count) books", unit: "rows/s", better: .higher,
             handWritten: Report.median(times[.handWritten]!), library: Report.median(times[.library]!),
             fluent: times[.fluent].map(Report.median), target: .atLeast(0.9), fluentTarget: .atLeast(50))
-        let unnest = Report.median(times[.handWritten]!)
-        let copy = Report.median(copyRates)
-        report.note(
-            "W1 upsert \(count) books", "hand COPY",
-            "\(report.figure(copy)) rows/s: \(format(copy / unnest)) of hand-written unnest (COPY to a staging table + INSERT ... ON CONFLICT)")
+        if !copyRates.isEmpty {  // empty when --profile leaves hand-written out
+            let (copy, unnest) = (Report.median(copyRates), Report.median(times[.handWritten]!))
+            report.note(
+                "W1 upsert \(count) books", "hand COPY",
+                "\(report.figure(copy)) rows/s: \(format(copy / unnest)) of hand-written unnest (COPY to a staging table + INSERT ... ON CONFLICT)")
+        }
         for contender in Contender.allCases { if let peak = peaks[contender] { report.note("W1 upsert \(count) books", contender.rawValue, "peak RSS +\(Int(peak)) MB during the call") } }
     }
 
