@@ -23,15 +23,23 @@ struct RowEncoder {
     /// Encodes `entity`; given the `expected` shape of its type, only the values are collected, each key checked
     /// against the shape (an entity whose `encode(to:)` varies is encoded again in full).
     func encode<E: Encodable>(_ entity: E, expecting expected: Shape? = nil) throws -> Row {
-        let encoder = RowEncodingEncoder(naming: naming, expected: expected)
+        if let expected {
+            guard let values = try values(of: entity, shape: expected) else { return try encode(entity) }
+            return Row(columns: expected.columns, properties: expected.properties, values: values)
+        }
+        let encoder = RowEncodingEncoder(naming: naming, expected: nil)
         try entity.encode(to: encoder)
         if let problem = encoder.problem { throw problem }
-        if let expected {
-            guard !encoder.deviated, encoder.row.values.count == expected.properties.count else { return try encode(entity) }
-            encoder.row.columns = expected.columns
-            encoder.row.properties = expected.properties
-        }
         return encoder.row
+    }
+
+    /// The values of `entity` in the order of `shape`, or `nil` when it encodes other keys.
+    func values<E: Encodable>(of entity: E, shape: Shape) throws -> [ColumnValue]? {
+        let encoder = RowEncodingEncoder(naming: naming, expected: shape)
+        try entity.encode(to: encoder)
+        if let problem = encoder.problem { throw problem }
+        guard !encoder.deviated, encoder.row.values.count == shape.properties.count else { return nil }
+        return encoder.row.values
     }
 
     /// Collects the values of many entities of one shape column by column, with one encoder for all of them:

@@ -102,7 +102,7 @@ struct BatchColumns: Sendable {
         self.rowCount = entities.count - merged
         var columns: [Column] = []
         columns.reserveCapacity(names.count)
-        let rowKey: (Int) -> String = { row in keyIndexes.map { "\(names[$0])=\(final[$0][row].keyDescription)" }.joined(separator: ", ") }
+        let rowKey: @Sendable (Int) -> String = { row in keyIndexes.map { "\(names[$0])=\(final[$0][row].keyDescription)" }.joined(separator: ", ") }
         for (position, name) in names.enumerated() where !keysOnly || description.keyColumns.contains(name) {
             let property = properties[position]
             guard let info = description.schema.columns[name] else {

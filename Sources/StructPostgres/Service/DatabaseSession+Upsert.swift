@@ -26,6 +26,11 @@ extension DatabaseSession {
 
     private func upsertChunk<E: EntityProtocol>(_ entities: ArraySlice<E>, options: UpsertOptions) async throws -> UpsertResult {
         guard !entities.isEmpty else { return UpsertResult() }
+        if entities.count == 1,
+           let prepared = runtime.singleRowPlan(.init(entity: ObjectIdentifier(E.self), conflict: options.conflict))?
+               .prepare(entities[entities.startIndex], options: options) {
+            return try await sendUpsert(prepared, E.self)
+        }
         let description = try await describe(E.self)
         return try await sendUpsert(try Self.prepareUpsert(entities, description: description, options: options, runtime: runtime), E.self)
     }
@@ -33,11 +38,16 @@ extension DatabaseSession {
     /// An upsert encoded and checked, ready to send: what can be done before waiting for the server.
     struct PreparedUpsert: Sendable {
         let statement: Statement
-        let batch: BatchColumns
+        let rowCount: Int
+        let merged: Int
+        /// The encoded columns, in order, and the properties they come from.
+        let columns: [String]
+        let properties: [String]
         let description: EntityDescription
         let options: UpsertOptions
     }
 
+    /// Encodes and checks an upsert; a single row's makes the plan later single rows of `E` take.
     static func prepareUpsert<E: EntityProtocol>(
         _ entities: ArraySlice<E>, description: EntityDescription, options: UpsertOptions, runtime: ServiceRuntime
     ) throws -> PreparedUpsert {
@@ -49,29 +59,35 @@ extension DatabaseSession {
         let statement = bindColumns(batch, sql: try runtime.upsertText(shape) {
             try upsertSQL(batch, description: description, options: options)
         })
-        return PreparedUpsert(statement: statement, batch: batch, description: description, options: options)
+        let prepared = PreparedUpsert(
+            statement: statement, rowCount: batch.rowCount, merged: batch.merged, columns: batch.columns.map(\.name),
+            properties: batch.columns.map(\.property), description: description, options: options)
+        if entities.count == 1 {
+            runtime.store(SingleRowUpsertPlan(prepared, batch: batch), for: .init(entity: ObjectIdentifier(E.self), conflict: options.conflict))
+        }
+        return prepared
     }
 
     /// Sends a prepared upsert; counts what it did.
     func sendUpsert<E: EntityProtocol>(_ prepared: PreparedUpsert, _ type: E.Type) async throws -> UpsertResult {
-        let (batch, description, options) = (prepared.batch, prepared.description, prepared.options)
+        let description = prepared.description
         let rows: [PostgresRow]
         do {
             rows = try await run(prepared.statement)
         } catch let error as StructPostgresError {
-            throw Self.explainMissingReference(error.with(entity: description.entity, table: description.schema.table), E.self, description, batch)
+            throw Self.explainMissingReference(error.with(entity: description.entity, table: description.schema.table), E.self, prepared)
         }
         let inserted: Int64
         let changed: Int64
-        if batch.rowCount == 1 {
+        if prepared.rowCount == 1 {
             inserted = try rows.first?.decode(Bool.self) == true ? 1 : 0
             changed = Int64(rows.count) - inserted
         } else {
             (inserted, changed) = try rows[0].decode((Int64, Int64).self)
         }
-        var result = UpsertResult(inserted: Int(inserted), merged: batch.merged)
-        if options.conflict == .ignore {
-            result.skipped = batch.rowCount - Int(inserted)
+        var result = UpsertResult(inserted: Int(inserted), merged: prepared.merged)
+        if prepared.options.conflict == .ignore {
+            result.skipped = prepared.rowCount - Int(inserted)
         } else {
             result.updated = Int(changed)
         }
@@ -150,8 +166,9 @@ extension DatabaseSession {
     /// A foreign-key violation of an upsert means a referenced row exists neither in the batch nor in the
     /// database: name the relationship (or column), the missing key, and that nothing was written.
     static func explainMissingReference<E: EntityProtocol>(
-        _ error: StructPostgresError, _ type: E.Type, _ description: EntityDescription, _ batch: BatchColumns
+        _ error: StructPostgresError, _ type: E.Type, _ prepared: PreparedUpsert
     ) -> StructPostgresError {
+        let description = prepared.description
         guard error.code == .foreignKeyViolation,
               let key = description.schema.foreignKeys.first(where: { $0.name == error.constraint }),
               key.columns.count == 1
@@ -159,7 +176,7 @@ extension DatabaseSession {
         var explained = error
         let column = key.columns[0]
         explained.column = column
-        explained.property = batch.columns.first { $0.name == column }?.property
+        explained.property = prepared.columns.firstIndex(of: column).map { prepared.properties[$0] }
         let relationship = E.relationships.first { relationship in
             guard case .toOne(let declared) = relationship.kind else { return false }
             if let declared {

@@ -11,6 +11,7 @@ final class ServiceRuntime: Sendable {
     private let schemas = Mutex<[String: TableSchema]>([:])
     private let descriptions = Mutex<[ObjectIdentifier: EntityDescription]>([:])
     private let upsertTexts = Mutex<[UpsertShape: String]>([:])
+    private let singleRowPlans = Mutex<[SingleRowUpsertPlan.Key: SingleRowUpsertPlan]>([:])
     let leases = Mutex(LeaseBook())
 
     init(configuration: PostgresService.Configuration, client: PostgresClient) {
@@ -30,6 +31,7 @@ final class ServiceRuntime: Sendable {
         schemas.withLock { $0.removeAll() }
         descriptions.withLock { $0.removeAll() }
         upsertTexts.withLock { $0.removeAll() }
+        singleRowPlans.withLock { $0.removeAll() }
         preparedStatements.forgetAll()
     }
 
@@ -42,6 +44,14 @@ final class ServiceRuntime: Sendable {
             texts[shape] = text
         }
         return text
+    }
+
+    func singleRowPlan(_ key: SingleRowUpsertPlan.Key) -> SingleRowUpsertPlan? { singleRowPlans.withLock { $0[key] } }
+    func store(_ plan: SingleRowUpsertPlan, for key: SingleRowUpsertPlan.Key) {
+        singleRowPlans.withLock { plans in
+            if plans.count >= PreparedStatementRegistry.capacity, plans[key] == nil { plans.removeAll() }
+            plans[key] = plan
+        }
     }
 
     var connectionsInUse: Int { leases.withLock { $0.inUse } }

@@ -1,12 +1,12 @@
 import Foundation
 
 /// Checks one column's values against the column's type before anything is sent.
-struct ValueChecker {
+struct ValueChecker: Sendable {
     let entity: String
     let table: String
     let column: TableSchema.Column
     let property: String
-    let rowKey: (Int) -> String
+    let rowKey: @Sendable (Int) -> String
 
     /// Returns the wire type shared by the non-null values.
     func check(_ values: [ColumnValue]) throws -> WireType? {
@@ -18,7 +18,7 @@ struct ValueChecker {
             guard value.wireType == wire, value.isArray == isArray else {
                 throw fail(.unsupportedType, "values of property '\(property)' do not all have the same type", row: row)
             }
-            try checkValue(value, row: row)
+            try check(value, row: row)
         }
         return wire
     }
@@ -42,7 +42,8 @@ struct ValueChecker {
         }
     }
 
-    private func checkValue(_ value: ColumnValue, row: Int) throws {
+    /// Checks a non-null value of a type the column accepts: range, length, NUL bytes.
+    func check(_ value: ColumnValue, row: Int) throws {
         if let problem = value.encodingProblem { throw fail(.invalidValue, problem, row: row, sqlState: SQLState.numericValueOutOfRange) }
         switch value {
         case .text(let text), .jsonb(let text):
@@ -59,7 +60,7 @@ struct ValueChecker {
                            row: row, sqlState: SQLState.stringDataRightTruncation)
             }
         case .array(let elements, _):
-            for element in elements { try checkValue(element, row: row) }
+            for element in elements { try check(element, row: row) }
         case .int2, .int4, .int8, .numeric:
             try checkRange(value, row: row)
         case .float8(let double) where column.baseName == "float4":

@@ -1,0 +1,65 @@
+import PostgresNIO
+
+/// A single-row upsert of one entity type under one conflict rule, resolved once: the columns the type
+/// encodes, each with its check and declared type, and the statement's text and parameter types.
+///
+/// A single-row upsert is a server's most frequent write. Once its type has a plan, it only encodes, checks
+/// and binds its values: no column batch, no statement text to look up. An entity that does not fit the plan
+/// (`encode(to:)` gives other keys, a value of another type or a bad value) goes the general way, which
+/// reports what is wrong, or builds the plan for the new shape.
+struct SingleRowUpsertPlan: Sendable {
+    struct Key: Hashable, Sendable {
+        let entity: ObjectIdentifier
+        let conflict: UpsertOptions.Conflict
+    }
+
+    struct Column: Sendable {
+        let checker: ValueChecker
+        /// The type of the column's values when the plan was made; `nil` when the value was null.
+        let wire: WireType?
+        let isArray: Bool
+        /// The parameter's declared type (that of a null).
+        let declared: WireType
+    }
+
+    let description: EntityDescription
+    let shape: RowEncoder.Shape
+    let columns: [Column]
+    let sql: String
+    let types: [PostgresDataType]
+
+    /// The plan of the single-row upsert `prepared`, encoded and checked the general way from `batch`.
+    init(_ prepared: DatabaseSession.PreparedUpsert, batch: BatchColumns) {
+        let description = prepared.description
+        self.description = description
+        shape = RowEncoder.Shape(columns: prepared.columns, properties: prepared.properties)
+        columns = batch.columns.map { column in
+            Column(
+                checker: ValueChecker(
+                    entity: description.entity, table: description.schema.table, column: column.info,
+                    property: column.property, rowKey: { _ in "" }),
+                wire: column.wire, isArray: column.values[0].isArray, declared: column.arrayType)
+        }
+        sql = prepared.statement.sql
+        types = prepared.statement.types
+    }
+
+    /// The upsert of `entity`, or `nil` when it does not fit the plan.
+    func prepare<E: EntityProtocol>(_ entity: E, options: UpsertOptions) -> DatabaseSession.PreparedUpsert? {
+        guard let values = try? RowEncoder(naming: description.naming).values(of: entity, shape: shape) else { return nil }
+        var statement = Statement(sql: sql)
+        for (column, value) in zip(columns, values) {
+            if case .null = value {
+            } else {
+                guard value.wireType == column.wire, value.isArray == column.isArray,
+                      (try? column.checker.check(value, row: 0)) != nil
+                else { return nil }
+            }
+            _ = statement.bind(value, declaredAs: column.declared)
+        }
+        guard statement.types == types else { return nil }
+        return DatabaseSession.PreparedUpsert(
+            statement: statement, rowCount: 1, merged: 0, columns: shape.columns, properties: shape.properties,
+            description: description, options: options)
+    }
+}
