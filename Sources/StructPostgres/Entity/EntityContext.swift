@@ -6,7 +6,8 @@
 /// if its copies differ, the last one registered wins.
 public final class EntityContext {
     private var batches: [any EntityBatch] = []
-    private var batchIndex: [ObjectIdentifier: Int] = [:]
+    /// The entity type of each batch: a unit of work holds a few types, found faster by a scan than by hashing.
+    private var batchTypes: [ObjectIdentifier] = []
     private var joinSets: [any JoinSetWrite] = []
     private var joinSetIndex: [String: Int] = [:]
 
@@ -27,10 +28,10 @@ public final class EntityContext {
     /// Registers an already built entity for writing, with the join-table sets assigned in its slots.
     public func register<Entity: EntityProtocol>(_ entity: Entity) {
         let id = ObjectIdentifier(Entity.self)
-        if let index = batchIndex[id] {
+        if let index = batchTypes.firstIndex(of: id) {
             (batches[index] as! TypedEntityBatch<Entity>).entities.append(entity)
         } else {
-            batchIndex[id] = batches.count
+            batchTypes.append(id)
             batches.append(TypedEntityBatch<Entity>(entities: [entity]))
         }
         for relationship in Entity.relationships where relationship.writesJoinTable && relationship.isAssigned(entity) {

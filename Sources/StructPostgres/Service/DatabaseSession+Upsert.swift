@@ -102,7 +102,7 @@ extension DatabaseSession {
 
     /// The statement `sql` with one parameter per column of `batch`, in order: an array, or for a single row its value.
     private static func bindColumns(_ batch: BatchColumns, sql: String) -> Statement {
-        var statement = Statement(sql: sql)
+        var statement = Statement(sql: sql, parameters: batch.columns.count)
         for column in batch.columns {
             if batch.rowCount == 1 {
                 _ = statement.bind(column.values[0], declaredAs: column.arrayType)

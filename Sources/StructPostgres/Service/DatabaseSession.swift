@@ -47,6 +47,15 @@ struct Statement: Sendable {
     }
 }
 
+extension Statement {
+    /// A statement with room for `parameters` values.
+    init(sql: String, parameters: Int) {
+        self.init(sql: sql, bindings: PostgresBindings(capacity: parameters))
+        types.reserveCapacity(parameters)
+        values.reserveCapacity(parameters)
+    }
+}
+
 /// The cells of a result, filled on the connection's event loop only, and read once the query has completed.
 private final class CellCollector: @unchecked Sendable {
     var cells = ResultCells()

@@ -7,7 +7,7 @@ import PostgresNIO
 /// and binds its values: no column batch, no statement text to look up. An entity that does not fit the plan
 /// (`encode(to:)` gives other keys, a value of another type or a bad value) goes the general way, which
 /// reports what is wrong, or builds the plan for the new shape.
-struct SingleRowUpsertPlan: Sendable {
+final class SingleRowUpsertPlan: Sendable {
     struct Key: Hashable, Sendable {
         let entity: ObjectIdentifier
         let conflict: UpsertOptions.Conflict
@@ -47,7 +47,7 @@ struct SingleRowUpsertPlan: Sendable {
     /// The upsert of `entity`, or `nil` when it does not fit the plan.
     func prepare<E: EntityProtocol>(_ entity: E, options: UpsertOptions) -> DatabaseSession.PreparedUpsert? {
         guard let values = try? RowEncoder(naming: description.naming).values(of: entity, shape: shape) else { return nil }
-        var statement = Statement(sql: sql)
+        var statement = Statement(sql: sql, parameters: columns.count)
         for (column, value) in zip(columns, values) {
             if case .null = value {
             } else {
