@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import StructPostgres
+import Synchronization
 
 /// Fluent, used the way its documentation teaches: fetch-or-create by id then save, in a transaction;
 /// batch `create` where it applies; eager loading with `with`.
@@ -85,6 +86,24 @@ struct FluentContender {
         }
     }
 
+    /// Every book as a model, in chunks, the way Fluent's documentation reads results too large to hold;
+    /// returns how many and the sum of their prices.
+    func streamBooks() async throws -> (Int, Double) {
+        let tally = ChunkTally()
+        try await FluentBook.query(on: db).chunk(max: 1_000) { chunk in
+            var (count, sum) = (0, 0.0)
+            var failure: (any Error)?
+            for result in chunk {
+                switch result {
+                case .success(let book): (count, sum) = (count + 1, sum + book.price)
+                case .failure(let error): failure = failure ?? error
+                }
+            }
+            tally.add(count, sum, failure)
+        }
+        return try tally.total()
+    }
+
     func readGraph() async throws -> [GraphStore] {
         let stores = try await FluentStore.query(on: db)
             .with(\.$books) { $0.with(\.$author).with(\.$reviews) }
@@ -97,5 +116,20 @@ struct FluentContender {
                     reviews: book.reviews.map(\.bench).sorted { $0.createdAt < $1.createdAt })
             })
         }
+    }
+}
+
+/// What the chunks of a Fluent read added up to, filled on the event loop.
+private final class ChunkTally: Sendable {
+    private let state = Mutex<(count: Int, sum: Double, failure: (any Error)?)>((0, 0, nil))
+
+    func add(_ count: Int, _ sum: Double, _ failure: (any Error)?) {
+        state.withLock { $0 = ($0.count + count, $0.sum + sum, $0.failure ?? failure) }
+    }
+
+    func total() throws -> (Int, Double) {
+        let (count, sum, failure) = state.withLock { $0 }
+        if let failure { throw failure }
+        return (count, sum)
     }
 }
