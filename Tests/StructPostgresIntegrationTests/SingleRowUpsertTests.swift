@@ -1,6 +1,6 @@
 @testable import Bookstore
 import Foundation
-import StructPostgres
+@testable import StructPostgres
 import Testing
 
 private struct Gauge: StoredModel, Equatable {
@@ -67,6 +67,38 @@ private struct Sparse: StoredModel, Equatable {
         }
     }
 
+    @Test func aRowThatFitsThePlanTakesItAndOneThatDoesNotGoesTheGeneralWay() async throws {
+        try await withTables(Gauge.create) { service, _ in
+            try await service.update(entities: [Gauge(uuid: UUID(), note: "first")])
+            let plan = try #require(service.runtime.singleRowPlan(.init(entity: ObjectIdentifier(Gauge.self), conflict: .updateAll)))
+            #expect(plan.prepare(Gauge(uuid: UUID(), small: 7, note: "fits"), options: .upsert) != nil)
+            #expect(plan.prepare(Gauge(uuid: UUID(), note: nil), options: .upsert) != nil, "a null is bound with the column's type")
+            #expect(plan.prepare(Gauge(uuid: UUID(), code: "toolong"), options: .upsert) == nil)
+            #expect(plan.prepare(Sparse(uuid: UUID(), title: "other columns", price: 1), options: .upsert) == nil)
+            #expect(service.runtime.singleRowPlan(.init(entity: ObjectIdentifier(Gauge.self), conflict: .ignore)) == nil)
+            service.forgetSchemaCache()
+            #expect(service.runtime.singleRowPlan(.init(entity: ObjectIdentifier(Gauge.self), conflict: .updateAll)) == nil)
+        }
+    }
+
+    @Test func aPlanMadeBeforeTheSchemaChangedIsForgottenWithIt() async throws {
+        try await withTables(Gauge.create) { service, log in
+            try await service.update(entities: [Gauge(uuid: UUID(), code: "abc")])
+            try await service.update(entities: [Gauge(uuid: UUID(), code: "def")])
+            try await service.execute(unsafeSQL: "DELETE FROM gauges; ALTER TABLE gauges ALTER COLUMN code TYPE varchar(2)")
+            service.forgetSchemaCache()
+            log.reset()
+            let bad = Gauge(uuid: UUID(), code: "abc")
+            let error = await #expect(throws: StructPostgresError.self) { try await service.update(entities: [bad]) }
+            #expect(error?.code == .invalidValue)
+            #expect(error?.sqlState == "22001")
+            #expect(error?.rowKey == "uuid=\(bad.uuid.uuidString)")
+            #expect(!log.all.contains { $0.hasPrefix("INSERT") })
+            try await service.update(entities: [Gauge(uuid: UUID(), code: "ab")])
+            #expect(try await rowCount("gauges", service) == 1)
+        }
+    }
+
     @Test func nullsAndValuesTakeTurnsInAColumnAndEveryRowIsWrittenAndCounted() async throws {
         try await withTables(Gauge.create) { service, _ in
             var gauge = Gauge(uuid: UUID())
@@ -79,8 +111,21 @@ private struct Sparse: StoredModel, Equatable {
             }
             let other = Gauge(uuid: UUID(), note: "other")
             #expect(try await service.update(entities: [other]) == UpsertResult(inserted: 1))
-            #expect(try await service.update(entities: [other], options: .insertIfAbsent) == UpsertResult(skipped: 1))
+            for _ in 0..<2 {
+                var ignored = other
+                ignored.small = 99
+                #expect(try await service.update(entities: [ignored], options: .insertIfAbsent) == UpsertResult(skipped: 1))
+            }
+            #expect(try await service.update(entities: [Gauge(uuid: UUID())], options: .insertIfAbsent) == UpsertResult(inserted: 1))
             #expect(try await service.fetch(Gauge.self, where: .equal("uuid", other.uuid)) == [other])
+            for code in ["x", "y"] {
+                var chosen = other
+                (chosen.small, chosen.code) = (50, code)
+                #expect(try await service.update(entities: [chosen], options: .updating("small")) == UpsertResult(updated: 1))
+            }
+            var expected = other
+            expected.small = 50
+            #expect(try await service.fetch(Gauge.self, where: .equal("uuid", other.uuid)) == [expected], "only the chosen column is updated")
         }
     }
 
@@ -94,9 +139,12 @@ private struct Sparse: StoredModel, Equatable {
             #expect(try await service.fetch(Sparse.self) == [Sparse(uuid: id, title: "Dune", price: 2)])
             try await service.update(entities: [Sparse(uuid: id, title: "Dune Messiah", price: 3)])
             try await service.update(entities: [Sparse(uuid: UUID(), title: nil, price: 4)])
+            try await service.update(entities: [Sparse(uuid: UUID(), title: nil, price: 5)])
+            try await service.update(entities: [Sparse(uuid: UUID(), title: "Children of Dune", price: 6)])
+            try await service.update(entities: [Sparse(uuid: UUID(), title: "God Emperor", price: 7)])
             let stored = try await service.fetch(Sparse.self, sortedBy: [.ascending("price")])
-            #expect(stored.map(\.title) == ["Dune Messiah", nil])
-            #expect(stored.map(\.price) == [3, 4])
+            #expect(stored.map(\.title) == ["Dune Messiah", nil, nil, "Children of Dune", "God Emperor"])
+            #expect(stored.map(\.price) == [3, 4, 5, 6, 7])
         }
     }
 

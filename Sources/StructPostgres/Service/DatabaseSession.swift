@@ -205,6 +205,7 @@ struct DatabaseSession: Sendable {
 
     func schema(of table: String, entity: String) async throws -> TableSchema {
         if let known = runtime.cachedSchema(table) { return known }
+        let generation = runtime.schemaGeneration
         let quoted = SQLIdentifier.quoteQualified(table)
         var lookup = Statement(sql: "SELECT to_regclass($1)::oid::int8")
         _ = lookup.bind(.text(quoted))
@@ -246,6 +247,7 @@ struct DatabaseSession: Sendable {
         var schema = TableSchema(table: table, quotedTable: quoted, columns: columns, columnOrder: order, uniqueKeys: keys)
         schema.oid = oid
         schema.foreignKeys = foreignKeys
+        schema.generation = generation
         runtime.store(schema)
         return schema
     }

@@ -21,13 +21,22 @@ final class ServiceRuntime: Sendable {
 
     var logger: Logger { configuration.logger }
 
+    /// Counts ``forgetSchemas()`` calls. What was derived from the catalog before the latest one is not cached:
+    /// the stores below check it under their lock, after which the next forget clears them.
+    private let generation = Atomic(0)
+    var schemaGeneration: Int { generation.load(ordering: .acquiring) }
+    private func isCurrent(_ schema: TableSchema) -> Bool { schema.generation == schemaGeneration }
+
     func cachedSchema(_ table: String) -> TableSchema? { schemas.withLock { $0[table] } }
-    func store(_ schema: TableSchema) { schemas.withLock { $0[schema.table] = schema } }
+    func store(_ schema: TableSchema) { schemas.withLock { if isCurrent(schema) { $0[schema.table] = schema } } }
     func cachedDescription(_ entity: ObjectIdentifier) -> EntityDescription? { descriptions.withLock { $0[entity] } }
-    func store(_ description: EntityDescription, for entity: ObjectIdentifier) { descriptions.withLock { $0[entity] = description } }
+    func store(_ description: EntityDescription, for entity: ObjectIdentifier) {
+        descriptions.withLock { if isCurrent(description.schema) { $0[entity] = description } }
+    }
 
     /// Forgets table layouts and prepared statements: both may no longer match a changed schema.
     func forgetSchemas() {
+        generation.add(1, ordering: .sequentiallyConsistent)
         schemas.withLock { $0.removeAll() }
         descriptions.withLock { $0.removeAll() }
         upsertTexts.withLock { $0.removeAll() }
@@ -49,6 +58,7 @@ final class ServiceRuntime: Sendable {
     func singleRowPlan(_ key: SingleRowUpsertPlan.Key) -> SingleRowUpsertPlan? { singleRowPlans.withLock { $0[key] } }
     func store(_ plan: SingleRowUpsertPlan, for key: SingleRowUpsertPlan.Key) {
         singleRowPlans.withLock { plans in
+            guard isCurrent(plan.description.schema) else { return }
             if plans.count >= PreparedStatementRegistry.capacity, plans[key] == nil { plans.removeAll() }
             plans[key] = plan
         }
