@@ -80,7 +80,7 @@ extension DatabaseSession {
         let inserted: Int64
         let changed: Int64
         if prepared.rowCount == 1 {
-            inserted = try rows.first?.decode(Bool.self) == true ? 1 : 0
+            inserted = try rows.first?.first?.decode(Bool.self) == true ? 1 : 0
             changed = Int64(rows.count) - inserted
         } else {
             (inserted, changed) = try rows[0].decode((Int64, Int64).self)

@@ -145,7 +145,7 @@ struct DatabaseSession: Sendable {
             }
             runtime.logger.debug("query", metadata: metadata)
         }
-        let start = ContinuousClock.now
+        let start = runtime.configuration.queryObserver == nil ? nil : ContinuousClock.now
         let key = PreparedStatementRegistry.Key(sql: statement.sql, types: statement.types)
         let prepares = prepared && runtime.configuration.preparesStatements && !statement.types.isEmpty && !statement.plannedPerExecution
         let name = prepares ? runtime.preparedStatements.name(for: key) : nil
@@ -182,8 +182,9 @@ struct DatabaseSession: Sendable {
         }
     }
 
-    func observe(_ statement: Statement, since start: ContinuousClock.Instant, failed: Bool) {
-        runtime.configuration.queryObserver?(QueryEvent(
+    func observe(_ statement: Statement, since start: ContinuousClock.Instant?, failed: Bool) {
+        guard let start, let observer = runtime.configuration.queryObserver else { return }
+        observer(QueryEvent(
             sql: statement.sql, parameterCount: statement.bindings.count,
             duration: ContinuousClock.now - start, failed: failed))
     }

@@ -13,13 +13,18 @@ final class SingleRowUpsertPlan: Sendable {
         let conflict: UpsertOptions.Conflict
     }
 
-    struct Column: Sendable {
+    /// A class, so that walking the columns for every row retains each once instead of copying its checker.
+    final class Column: Sendable {
         let checker: ValueChecker
         /// The type of the column's values when the plan was made; `nil` when the value was null.
         let wire: WireType?
         let isArray: Bool
         /// The parameter's declared type (that of a null).
         let declared: WireType
+
+        init(checker: ValueChecker, wire: WireType?, isArray: Bool, declared: WireType) {
+            (self.checker, self.wire, self.isArray, self.declared) = (checker, wire, isArray, declared)
+        }
     }
 
     let description: EntityDescription
