@@ -4,23 +4,42 @@ import Synchronization
 extension ServiceRuntime {
     /// Leases a pooled connection for `body`, waiting at most ``PoolOptions/acquireTimeout`` for one.
     ///
-    /// When a connection known to be open is idle, it is leased directly in the caller's task: that is the
-    /// common case and costs nothing on top of PostgresNIO. Otherwise (pool exhausted, no connection opened
-    /// yet, connections lost) the lease is taken in a child task and raced against the timeout, because
-    /// `PostgresClient` waits without bound, for instance while the server refuses connections. (A direct lease
-    /// has no timer: if the idle connection it counted on is taken or closed at that very moment and the
-    /// server is down, it waits for the pool's reconnection like PostgresNIO itself would.)
+    /// A connection kept from an earlier call (see ``ConnectionKeeper``) is taken first: that is the common
+    /// case, and costs a lock. When none is kept but a connection known to be open is idle in the pool, a holder
+    /// task leases it and keeps it; while the service is not running, it is leased directly in the caller's task.
+    /// Otherwise (pool exhausted, no connection opened yet, connections lost) the lease is taken in a child task
+    /// and raced against the timeout, because `PostgresClient` waits without bound, for instance while the
+    /// server refuses connections. (A lease of an idle connection has no timer: if the connection it counted on
+    /// is taken or closed at that very moment and the server is down, it waits for the pool's reconnection like
+    /// PostgresNIO itself would.)
     func withConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         // The pool may still hand out a connection the server has just closed, before it notices: lease again,
         // giving the pool a moment to drop it.
         for attempt in 0..<20 {
             do {
-                let claimed = leases.withLock { book in
-                    guard book.hasIdleConnection else { return false }
+                // Taken from the kept ones or counted as in use or waiting under one lock: a call giving back a
+                // kept connection sees a caller that is about to wait in the pool, and returns it there.
+                let claim = leases.withLock { book -> Claim in
+                    if let idle = book.kept.popLast() {
+                        book.inUse += 1
+                        return .kept(idle.kept)
+                    }
+                    guard book.hasIdleConnection else {
+                        book.waiting += 1
+                        return .wait
+                    }
                     book.inUse += 1
-                    return true
+                    return .idle
                 }
-                return try await claimed ? leaseIdle(body) : leaseTimed(body)
+                switch claim {
+                case .kept(let kept):
+                    return try await useKept(kept, body)
+                case .idle:
+                    if let kept = await keepConnection() { return try await useKept(kept, body) }
+                    return try await leaseIdle(body)
+                case .wait:
+                    return try await leaseTimed(body)
+                }
             } catch is StaleConnection {
                 try await Task.sleep(for: .milliseconds(min(5 * (attempt + 1), 50)))
             }
@@ -29,6 +48,19 @@ extension ServiceRuntime {
     }
 
     private struct StaleConnection: Error {}
+
+    private enum Claim {
+        case kept(KeptConnection)
+        case idle
+        case wait
+    }
+
+    /// Runs `body` on a kept connection, counted in use by the claim, and gives it back.
+    private func useKept<T>(_ kept: KeptConnection, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+        defer { giveBack(kept) }
+        guard !kept.connection.isClosed else { throw StaleConnection() }
+        return try await body(kept.connection)
+    }
 
     /// Leases in the caller's task; `inUse` was already counted by the claim.
     private func leaseIdle<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
@@ -47,7 +79,7 @@ extension ServiceRuntime {
     }
 
     /// Records `connection` as open (until it closes); throws when it has already closed.
-    private func noteLeased(_ connection: PostgresConnection) throws {
+    func noteLeased(_ connection: PostgresConnection) throws {
         guard !connection.isClosed else { throw StaleConnection() }
         let id = connection.id
         let isNew = leases.withLock { $0.open.insert(id).inserted }
@@ -58,8 +90,8 @@ extension ServiceRuntime {
         }
     }
 
+    /// Leases through a child task raced against the timeout; `waiting` was already counted by the claim.
     private func leaseTimed<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
-        leases.withLock { $0.waiting += 1 }
         var waiting = true
         func stopWaiting() {
             if waiting { leases.withLock { $0.waiting -= 1 } }

@@ -30,9 +30,10 @@ public final class PostgresService: CoreDataServiceProtocol, Service {
         self.runtime = ServiceRuntime(configuration: configuration, client: client)
     }
 
-    /// Runs the connection pool until the task is cancelled or graceful shutdown is triggered.
+    /// Runs the connection pool until the task is cancelled or graceful shutdown is triggered, and the tasks
+    /// that keep connections leased between calls (a call then takes one without a round through the pool).
     public func run() async throws {
-        await runtime.client.run()
+        await runtime.run()
     }
 
     /// Starts a service, runs `body` with it, and stops it, also when `body` throws.

@@ -13,6 +13,7 @@ final class ServiceRuntime: Sendable {
     private let upsertTexts = Mutex<[UpsertShape: String]>([:])
     private let singleRowPlans = Mutex<[SingleRowUpsertPlan.Key: SingleRowUpsertPlan]>([:])
     let leases = Mutex(LeaseBook())
+    let keeper = ConnectionKeeper()
 
     init(configuration: PostgresService.Configuration, client: PostgresClient) {
         self.configuration = configuration
@@ -67,14 +68,17 @@ final class ServiceRuntime: Sendable {
     var connectionsInUse: Int { leases.withLock { $0.inUse } }
 }
 
-/// Which pooled connections are known to be open, and how many are leased or being waited for.
+/// Which pooled connections are known to be open, how many are in use or being waited for, and which are
+/// kept idle for the next call (see ``ConnectionKeeper``).
 struct LeaseBook {
     var open: Set<PostgresConnection.ID> = []
     var inUse = 0
     var waiting = 0
+    /// Kept connections no call is using, the most recently used last.
+    var kept: [IdleConnection] = []
 
-    /// Whether a connection known to be open is idle and not promised to a waiting lease.
-    var hasIdleConnection: Bool { open.count > inUse + waiting }
+    /// Whether a connection known to be open is idle in the pool and not promised to a waiting lease.
+    var hasIdleConnection: Bool { open.count > inUse + waiting + kept.count }
 }
 
 /// What an upsert's SQL text depends on: the entity, its encoded columns with their wire types, the conflict rule.

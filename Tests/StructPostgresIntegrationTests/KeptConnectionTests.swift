@@ -1,0 +1,105 @@
+import Foundation
+@testable import StructPostgres
+import StructPostgresTesting
+import Testing
+
+/// Connections kept leased between calls (``ConnectionKeeper``): reused, handed to callers waiting in the pool,
+/// dropped when closed, returned to the pool when idle and when the service stops.
+@Suite struct KeptConnectionTests {
+    private func keptCount(_ service: PostgresService) -> Int { service.runtime.leases.withLock { $0.kept.count } }
+
+    private func backendPID(_ service: PostgresService) async throws -> Int32 {
+        try await service.query("SELECT pg_backend_pid()")[0].decode(Int32.self)
+    }
+
+    @Test func callsReuseTheConnectionTheLastCallGaveBack() async throws {
+        try await withTables { service, _ in
+            // The first call opens a connection; the second keeps it.
+            _ = try await backendPID(service)
+            let kept = try await backendPID(service)
+            #expect(keptCount(service) == 1)
+            for _ in 0..<5 {
+                #expect(try await backendPID(service) == kept)
+                #expect(keptCount(service) == 1)
+                #expect(service.connectionsInUse == 0)
+            }
+            try await service.withConnection { _ in
+                #expect(keptCount(service) == 0)
+                #expect(service.connectionsInUse == 1)
+            }
+        }
+    }
+
+    @Test func aKeptConnectionIdleForASecondGoesBackToThePool() async throws {
+        try await withTables { service, _ in
+            _ = try await backendPID(service)
+            _ = try await backendPID(service)
+            #expect(keptCount(service) == 1)
+            try await Task.sleep(for: .milliseconds(2_500))
+            #expect(keptCount(service) == 0)
+            _ = try await backendPID(service)
+        }
+    }
+
+    @Test func aCallerWaitingInThePoolGetsTheKeptConnectionWhenItIsGivenBack() async throws {
+        try await withTables(pool: PoolOptions(maxConnections: 1, acquireTimeout: .seconds(10))) { service, _ in
+            _ = try await backendPID(service)
+            _ = try await backendPID(service)
+            #expect(keptCount(service) == 1)
+            async let holderEnded: ContinuousClock.Instant = service.withConnection { _ in
+                try await Task.sleep(for: .milliseconds(500))
+                return ContinuousClock.now
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            _ = try await backendPID(service)  // waits in the pool: the only connection is in use
+            let waiterEnded = ContinuousClock.now
+            // Given straight back to the pool, not kept until the idle sweep (a second or more).
+            #expect(waiterEnded - (try await holderEnded) < .milliseconds(800))
+            #expect(service.connectionsInUse == 0)
+        }
+    }
+
+    @Test func aKeptConnectionTheServerClosedIsDroppedAndTheCallTakesAnother() async throws {
+        try await withTables { service, _ in
+            _ = try await backendPID(service)
+            let doomed = try await backendPID(service)
+            // Another client ends the idle kept connection's backend and waits until it has exited.
+            let admin = PostgresService.Configuration(connection: try await TestPostgres.adminSettings(), pool: PoolOptions(maxConnections: 1))
+            try await PostgresService.withService(configuration: admin) { other in
+                _ = try await other.query("SELECT pg_terminate_backend(\(doomed), 5000)")
+            }
+            let deadline = ContinuousClock.now + .seconds(5)
+            while ContinuousClock.now < deadline,
+                  service.runtime.leases.withLock({ $0.kept.contains { !$0.kept.connection.isClosed } }) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(service.runtime.leases.withLock { $0.kept.map(\.kept.connection.isClosed) } == [true])
+            let pid = try await backendPID(service)
+            #expect(pid != doomed)
+            #expect(service.runtime.leases.withLock { $0.kept.allSatisfy { !$0.kept.connection.isClosed } })
+        }
+    }
+
+    @Test func aStoppedServiceClosesItsKeptConnections() async throws {
+        let database = try await TestDatabase.create()
+        let configuration = PostgresService.Configuration(connection: database.settings)
+        let (kept, bodyEnded) = try await PostgresService.withService(configuration: configuration) { service in
+            for _ in 0..<3 { _ = try await backendPID(service) }
+            return (keptCount(service), ContinuousClock.now)
+        }
+        #expect(kept == 1)
+        #expect(ContinuousClock.now - bodyEnded < .seconds(5))
+        let admin = PostgresService.Configuration(connection: try await TestPostgres.adminSettings(), pool: PoolOptions(maxConnections: 1))
+        let sessions = try await PostgresService.withService(configuration: admin) { service in
+            let deadline = ContinuousClock.now + .seconds(5)
+            while true {
+                let rows = try await service.query("SELECT count(*) FROM pg_stat_activity WHERE datname = \(database.settings.database)")
+                let count = try rows[0].decode(Int64.self)
+                if count == 0 || ContinuousClock.now > deadline { return count }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        #expect(sessions == 0)
+        try await database.drop()
+    }
+}
