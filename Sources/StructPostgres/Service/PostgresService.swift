@@ -48,7 +48,7 @@ public final class PostgresService: CoreDataServiceProtocol, Service {
         }
     }
 
-    /// How many pooled connections are leased right now.
+    /// How many pooled connections calls are using right now (connections kept idle between calls do not count).
     public var connectionsInUse: Int { runtime.connectionsInUse }
 
     // MARK: CoreDataServiceProtocol
