@@ -19,6 +19,13 @@ enum TestServer {
 @Suite struct ConnectionTests {
     @Test func aCallerWaitingTooLongForAConnectionGetsThePoolSizeAndUse() async throws {
         try await withTables(pool: PoolOptions(maxConnections: 2, acquireTimeout: .seconds(2))) { service, _ in
+            // Both connections opened first: on a loaded machine opening one can take longer than the timeout.
+            for attempt in 1...5 {
+                do {
+                    try await service.withConnection { _ in try await service.withConnection { _ in } }
+                    break
+                } catch let error as StructPostgresError where error.code == .poolTimeout && attempt < 5 {}
+            }
             let started = ContinuousClock.now
             let error = await #expect(throws: StructPostgresError.self) {
                 try await service.withConnection { _ in
@@ -29,7 +36,7 @@ enum TestServer {
             }
             let waited = ContinuousClock.now - started
             #expect(error?.code == .poolTimeout)
-            #expect(error?.message.contains("at most 2 connections and 2 are in use") == true)
+            #expect(error?.message.contains("at most 2 connections and 2 are in use") == true, "\(error?.message ?? "no error")")
             #expect(waited < .seconds(10))
             #expect(service.connectionsInUse == 0)
             // The pool still works after a timeout.

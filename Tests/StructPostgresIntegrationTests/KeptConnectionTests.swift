@@ -6,6 +6,9 @@ import Testing
 /// Connections kept leased between calls (``ConnectionKeeper``): reused, handed to callers waiting in the pool,
 /// dropped when closed, returned to the pool when idle and when the service stops.
 @Suite struct KeptConnectionTests {
+    /// Long enough that the idle sweep never runs during a test on a loaded machine.
+    private static let keepLong = PoolOptions(maxConnections: 4, keepIdleConnectionsFor: .seconds(60))
+
     private func keptCount(_ service: PostgresService) -> Int { service.runtime.leases.withLock { $0.kept.count } }
 
     private func backendPID(_ service: PostgresService) async throws -> Int32 {
@@ -13,7 +16,7 @@ import Testing
     }
 
     @Test func callsReuseTheConnectionTheLastCallGaveBack() async throws {
-        try await withTables { service, _ in
+        try await withTables(pool: Self.keepLong) { service, _ in
             // The first call opens a connection; the second keeps it.
             _ = try await backendPID(service)
             let kept = try await backendPID(service)
@@ -30,19 +33,27 @@ import Testing
         }
     }
 
-    @Test func aKeptConnectionIdleForASecondGoesBackToThePool() async throws {
-        try await withTables { service, _ in
+    @Test func aKeptConnectionIdleLongerThanItsLimitGoesBackToThePool() async throws {
+        try await withTables(pool: PoolOptions(maxConnections: 4, keepIdleConnectionsFor: .milliseconds(300))) { service, _ in
             _ = try await backendPID(service)
             _ = try await backendPID(service)
-            #expect(keptCount(service) == 1)
-            try await Task.sleep(for: .milliseconds(2_500))
+            #expect(keptCount(service) <= 1)
+            try await Task.sleep(for: .milliseconds(1_500))
             #expect(keptCount(service) == 0)
             _ = try await backendPID(service)
         }
     }
 
+    @Test func aZeroLimitKeepsNoConnection() async throws {
+        try await withTables(pool: PoolOptions(maxConnections: 4, keepIdleConnectionsFor: .zero)) { service, _ in
+            for _ in 0..<3 { _ = try await backendPID(service) }
+            #expect(keptCount(service) == 0)
+            #expect(service.connectionsInUse == 0)
+        }
+    }
+
     @Test func aCallerWaitingInThePoolGetsTheKeptConnectionWhenItIsGivenBack() async throws {
-        try await withTables(pool: PoolOptions(maxConnections: 1, acquireTimeout: .seconds(10))) { service, _ in
+        try await withTables(pool: PoolOptions(maxConnections: 1, acquireTimeout: .seconds(20), keepIdleConnectionsFor: .seconds(60))) { service, _ in
             _ = try await backendPID(service)
             _ = try await backendPID(service)
             #expect(keptCount(service) == 1)
@@ -53,14 +64,14 @@ import Testing
             try await Task.sleep(for: .milliseconds(100))
             _ = try await backendPID(service)  // waits in the pool: the only connection is in use
             let waiterEnded = ContinuousClock.now
-            // Given straight back to the pool, not kept until the idle sweep (a second or more).
-            #expect(waiterEnded - (try await holderEnded) < .milliseconds(800))
+            // Given straight back to the pool: kept, it would stay idle for a minute and the waiter would time out.
+            #expect(waiterEnded - (try await holderEnded) < .seconds(5))
             #expect(service.connectionsInUse == 0)
         }
     }
 
     @Test func aKeptConnectionTheServerClosedIsDroppedAndTheCallTakesAnother() async throws {
-        try await withTables { service, _ in
+        try await withTables(pool: Self.keepLong) { service, _ in
             _ = try await backendPID(service)
             let doomed = try await backendPID(service)
             // Another client ends the idle kept connection's backend and waits until it has exited.
@@ -82,7 +93,7 @@ import Testing
 
     @Test func aStoppedServiceClosesItsKeptConnections() async throws {
         let database = try await TestDatabase.create()
-        let configuration = PostgresService.Configuration(connection: database.settings)
+        let configuration = PostgresService.Configuration(connection: database.settings, pool: Self.keepLong)
         let (kept, bodyEnded) = try await PostgresService.withService(configuration: configuration) { service in
             for _ in 0..<3 { _ = try await backendPID(service) }
             return (keptCount(service), ContinuousClock.now)

@@ -11,15 +11,21 @@ public struct PoolOptions: Sendable, Equatable {
     /// How long a caller waits for a free connection before ``StructPostgresError/Code-swift.struct/poolTimeout``
     /// (a call that finds an open connection idle takes it at once, without a timer).
     public var acquireTimeout: Duration = .seconds(30)
+    /// How long the service keeps a connection leased between its calls, so that the next call takes it
+    /// without a round through the pool (see the *Performance* article); `.zero` leases from the pool every
+    /// call. A kept connection goes back to the pool at once when a caller waits there.
+    public var keepIdleConnectionsFor: Duration = .seconds(1)
 
     public init(
         maxConnections: Int = 20, minConnections: Int = 0, connectTimeout: Duration = .seconds(10),
-        idleTimeout: Duration = .seconds(60), acquireTimeout: Duration = .seconds(30)
+        idleTimeout: Duration = .seconds(60), acquireTimeout: Duration = .seconds(30),
+        keepIdleConnectionsFor: Duration = .seconds(1)
     ) {
         self.maxConnections = maxConnections
         self.minConnections = minConnections
         self.connectTimeout = connectTimeout
         self.idleTimeout = idleTimeout
         self.acquireTimeout = acquireTimeout
+        self.keepIdleConnectionsFor = keepIdleConnectionsFor
     }
 }

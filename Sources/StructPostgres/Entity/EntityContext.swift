@@ -29,7 +29,8 @@ public final class EntityContext {
     public func register<Entity: EntityProtocol>(_ entity: Entity) {
         let id = ObjectIdentifier(Entity.self)
         if let index = batchTypes.firstIndex(of: id) {
-            (batches[index] as! TypedEntityBatch<Entity>).entities.append(entity)
+            // Registered under `Entity`'s own type id: always a batch of `Entity`.
+            unsafeDowncast(batches[index], to: TypedEntityBatch<Entity>.self).entities.append(entity)
         } else {
             batchTypes.append(id)
             batches.append(TypedEntityBatch<Entity>(entities: [entity]))

@@ -125,17 +125,34 @@ struct BatchColumns: Sendable {
 
     /// Keeps one row per unique key, the last one given, at the place of the first; returns how many were dropped.
     private static func mergeDuplicates(_ columns: inout [[ColumnValue]], rowCount: Int, keyIndexes: [Int]) -> Int {
-        var positions: [[ColumnValue]: Int] = [:]
+        let kept: [Int]
+        if keyIndexes.count == 1 {
+            let keys = columns[keyIndexes[0]]
+            kept = keptRows(rowCount, isNull: { $0 == .null }) { storedKey(keys[$0]) }
+        } else {
+            let snapshot = columns
+            kept = keptRows(rowCount, isNull: { $0.contains(.null) }) { row in keyIndexes.map { storedKey(snapshot[$0][row]) } }
+        }
+        guard kept.count < rowCount else { return 0 }
+        columns = columns.map { values in kept.map { values[$0] } }
+        return rowCount - kept.count
+    }
+
+    /// A key as PostgreSQL compares it: dates at microsecond precision.
+    private static func storedKey(_ value: ColumnValue) -> ColumnValue {
+        if case .timestamptz(let date) = value { return .int8(TimestampCoding.microseconds(date)) }
+        return value
+    }
+
+    /// The rows to keep, in order: for each key the place of its first row holds its last one; rows with a null key all stay.
+    private static func keptRows<Key: Hashable>(_ rowCount: Int, isNull: (Key) -> Bool, key: (Int) -> Key) -> [Int] {
+        var positions: [Key: Int] = [:]
         positions.reserveCapacity(rowCount)
         var kept: [Int] = []
         kept.reserveCapacity(rowCount)
         for row in 0..<rowCount {
-            // Compare keys as PostgreSQL stores them: dates at microsecond precision.
-            let key = keyIndexes.map { index -> ColumnValue in
-                if case .timestamptz(let date) = columns[index][row] { return .int8(TimestampCoding.microseconds(date)) }
-                return columns[index][row]
-            }
-            if key.contains(.null) {
+            let key = key(row)
+            if isNull(key) {
                 kept.append(row)
             } else if let existing = positions[key] {
                 kept[existing] = row
@@ -144,8 +161,6 @@ struct BatchColumns: Sendable {
                 kept.append(row)
             }
         }
-        guard kept.count < rowCount else { return 0 }
-        columns = columns.map { values in kept.map { values[$0] } }
-        return rowCount - kept.count
+        return kept
     }
 }

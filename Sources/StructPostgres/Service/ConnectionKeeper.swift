@@ -9,14 +9,16 @@ import Synchronization
 ///
 /// Each kept connection is held by a task of ``PostgresService/run()`` inside `PostgresClient.withConnection`.
 /// A kept connection goes back to the pool when a caller is waiting for one there, when it has been idle for
-/// ``idleLimit``, when it closed, and when the service stops; so the pool's own limits, keep-alive and idle
+/// ``PoolOptions/keepIdleConnectionsFor``, when it closed, and when the service stops; so the pool's own limits, keep-alive and idle
 /// timeout govern every connection the library is not actively reusing.
 final class ConnectionKeeper: Sendable {
     /// A caller waiting for a holder to lease a connection; `nil` when none could be kept.
     typealias Request = CheckedContinuation<KeptConnection?, Never>
 
-    /// How long a kept connection may stay idle before it goes back to the pool.
-    static let idleLimit: Duration = .seconds(1)
+    /// How long a kept connection may stay idle before it goes back to the pool; zero keeps none.
+    let idleLimit: Duration
+
+    init(idleLimit: Duration) { self.idleLimit = idleLimit }
 
     private let accepting = Atomic(false)
     private let pending = Mutex<[Request]>([])
@@ -25,7 +27,7 @@ final class ConnectionKeeper: Sendable {
     /// Whether holders can be started: ``PostgresService/run()`` is running.
     var isAccepting: Bool { accepting.load(ordering: .acquiring) }
 
-    func start() { accepting.store(true, ordering: .releasing) }
+    func start() { accepting.store(idleLimit > .zero, ordering: .releasing) }
 
     /// Queues `request` for a holder; `false` when the service is not running.
     func enqueue(_ request: Request) -> Bool {
@@ -76,19 +78,24 @@ extension ServiceRuntime {
         keeper.start()
         await withTaskCancellationHandler {
             await withDiscardingTaskGroup { group in
-                group.addTask {
-                    await self.client.run()
-                    self.stopKeeping()
-                }
-                group.addTask { await self.releaseIdleConnections() }
-                for await _ in keeper.wakeups.stream {
-                    for request in keeper.takeRequests() { group.addTask { await self.hold(request) } }
-                }
-                // Stopped: wakes the idle sweep; holders of connections in use end when their call gives them back.
-                group.cancelAll()
+                group.addTask { await self.runHolders() }
+                // In this task, at once: a call made before the pool runs waits for it (and PostgresNIO warns).
+                await client.run()
+                stopKeeping()
             }
         } onCancel: {
             stopKeeping()
+        }
+    }
+
+    private func runHolders() async {
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.releaseIdleConnections() }
+            for await _ in keeper.wakeups.stream {
+                for request in keeper.takeRequests() { group.addTask { await self.hold(request) } }
+            }
+            // Stopped: wakes the idle sweep; holders of connections in use end when their call gives them back.
+            group.cancelAll()
         }
     }
 
@@ -127,13 +134,13 @@ extension ServiceRuntime {
         if !delivered { request.resume(returning: nil) }
     }
 
-    /// Every ``ConnectionKeeper/idleLimit``, sends the connections idle that long back to the pool.
+    /// Every ``ConnectionKeeper/idleLimit``, sends the connections idle at least that long back to the pool.
     private func releaseIdleConnections() async {
         while keeper.isAccepting {
-            try? await Task.sleep(for: ConnectionKeeper.idleLimit)
-            let now = ContinuousClock.now
+            try? await Task.sleep(for: keeper.idleLimit)
+            let (now, limit) = (ContinuousClock.now, keeper.idleLimit)
             let expired = leases.withLock { book in
-                let count = book.kept.prefix { now - $0.since >= ConnectionKeeper.idleLimit }.count
+                let count = book.kept.prefix { now - $0.since >= limit }.count
                 defer { book.kept.removeFirst(count) }
                 return book.kept.prefix(count)
             }

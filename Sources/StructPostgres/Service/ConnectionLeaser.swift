@@ -35,7 +35,7 @@ extension ServiceRuntime {
                 case .kept(let kept):
                     return try await useKept(kept, body)
                 case .idle:
-                    if let kept = await keepConnection() { return try await useKept(kept, body) }
+                    if keeper.isAccepting, let kept = await keepConnection() { return try await useKept(kept, body) }
                     return try await leaseIdle(body)
                 case .wait:
                     return try await leaseTimed(body)

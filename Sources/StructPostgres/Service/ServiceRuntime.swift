@@ -13,11 +13,12 @@ final class ServiceRuntime: Sendable {
     private let upsertTexts = Mutex<[UpsertShape: String]>([:])
     private let singleRowPlans = Mutex<[SingleRowUpsertPlan.Key: SingleRowUpsertPlan]>([:])
     let leases = Mutex(LeaseBook())
-    let keeper = ConnectionKeeper()
+    let keeper: ConnectionKeeper
 
     init(configuration: PostgresService.Configuration, client: PostgresClient) {
         self.configuration = configuration
         self.client = client
+        self.keeper = ConnectionKeeper(idleLimit: configuration.pool.keepIdleConnectionsFor)
     }
 
     var logger: Logger { configuration.logger }
