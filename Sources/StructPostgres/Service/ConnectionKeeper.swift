@@ -12,25 +12,33 @@ import Synchronization
 /// ``PoolOptions/keepIdleConnectionsFor``, when it closed, and when the service stops; so the pool's own limits, keep-alive and idle
 /// timeout govern every connection the library is not actively reusing.
 final class ConnectionKeeper: Sendable {
-    /// A caller waiting for a holder to lease a connection; `nil` when none could be kept.
-    typealias Request = CheckedContinuation<KeptConnection?, Never>
-
     /// How long a kept connection may stay idle before it goes back to the pool; zero keeps none.
     let idleLimit: Duration
 
     init(idleLimit: Duration) { self.idleLimit = idleLimit }
 
     private let accepting = Atomic(false)
-    private let pending = Mutex<[Request]>([])
+    private let pending = Mutex<[KeepRequest]>([])
+    /// The release signals of connections holders keep, idle or in use.
+    private let held = Mutex<[ObjectIdentifier: ReleaseSignal]>([:])
     let wakeups = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
 
     /// Whether holders can be started: ``PostgresService/run()`` is running.
     var isAccepting: Bool { accepting.load(ordering: .acquiring) }
 
-    func start() { accepting.store(idleLimit > .zero, ordering: .releasing) }
+    private let hasStartedFlag = Atomic(false)
+    /// Signalled when ``PostgresService/run()`` starts the pool.
+    let started = ReleaseSignal()
+    /// Whether ``PostgresService/run()`` has been started (it may have stopped since).
+    var hasStarted: Bool { hasStartedFlag.load(ordering: .acquiring) }
+
+    func start() {
+        hasStartedFlag.store(true, ordering: .releasing)
+        accepting.store(idleLimit > .zero, ordering: .releasing)
+    }
 
     /// Queues `request` for a holder; `false` when the service is not running.
-    func enqueue(_ request: Request) -> Bool {
+    func enqueue(_ request: KeepRequest) -> Bool {
         let queued = pending.withLock { queue in
             guard isAccepting else { return false }
             queue.append(request)
@@ -41,7 +49,7 @@ final class ConnectionKeeper: Sendable {
     }
 
     /// The requests queued since the last call.
-    func takeRequests() -> [Request] {
+    func takeRequests() -> [KeepRequest] {
         pending.withLock { queue in
             defer { queue = [] }
             return queue
@@ -49,7 +57,7 @@ final class ConnectionKeeper: Sendable {
     }
 
     /// Stops accepting requests; returns those still queued.
-    func stop() -> [Request] {
+    func stop() -> [KeepRequest] {
         let left = pending.withLock { queue in
             accepting.store(false, ordering: .releasing)
             defer { queue = [] }
@@ -57,6 +65,70 @@ final class ConnectionKeeper: Sendable {
         }
         wakeups.continuation.finish()
         return left
+    }
+
+    func noteHeld(_ kept: KeptConnection) { held.withLock { $0[ObjectIdentifier(kept.released)] = kept.released } }
+    func noteLetGo(_ kept: KeptConnection) { _ = held.withLock { $0.removeValue(forKey: ObjectIdentifier(kept.released)) } }
+
+    /// Ends every holder, also of connections a call is still using: once the pool has stopped they are closed,
+    /// and ``PostgresService/run()`` must not wait for a call that never ends.
+    func releaseAllHeld() {
+        let signals = held.withLock { held in
+            defer { held = [:] }
+            return Array(held.values)
+        }
+        for signal in signals { signal.signal() }
+    }
+}
+
+/// A caller's request for a kept connection, answered once: by the holder that leased it (or could not), when
+/// the service stops, or with `nil` when the caller is cancelled while waiting.
+final class KeepRequest: Sendable {
+    private enum State {
+        case pending
+        case waiting(CheckedContinuation<KeptConnection?, Never>)
+        case answered(KeptConnection?)
+        case done
+    }
+    private let state = Mutex<State>(.pending)
+
+    /// The kept connection, or `nil` when none could be kept or the caller was cancelled.
+    func wait() async -> KeptConnection? {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let answer = state.withLock { state -> KeptConnection?? in
+                    if case .answered(let kept) = state {
+                        state = .done
+                        return .some(kept)
+                    }
+                    state = .waiting(continuation)
+                    return nil
+                }
+                if let answer { continuation.resume(returning: answer) }
+            }
+        } onCancel: {
+            answer(nil)
+        }
+    }
+
+    /// Answers the request; `false` when it was already answered (the caller stopped waiting), in which case the
+    /// holder must give `kept` back itself.
+    @discardableResult
+    func answer(_ kept: KeptConnection?) -> Bool {
+        let (accepted, waiting) = state.withLock { state -> (Bool, CheckedContinuation<KeptConnection?, Never>?) in
+            switch state {
+            case .pending:
+                state = .answered(kept)
+                return (true, nil)
+            case .waiting(let continuation):
+                state = .done
+                return (true, continuation)
+            case .answered, .done:
+                return (false, nil)
+            }
+        }
+        waiting?.resume(returning: kept)
+        return accepted
     }
 }
 
@@ -80,8 +152,10 @@ extension ServiceRuntime {
             await withDiscardingTaskGroup { group in
                 group.addTask { await self.runHolders() }
                 // In this task, at once: a call made before the pool runs waits for it (and PostgresNIO warns).
+                keeper.started.signal()
                 await client.run()
                 stopKeeping()
+                keeper.releaseAllHeld()
             }
         } onCancel: {
             stopKeeping()
@@ -101,9 +175,9 @@ extension ServiceRuntime {
 
     /// A connection leased from the pool and kept for later calls, or `nil` when none can be kept now.
     func keepConnection() async -> KeptConnection? {
-        await withCheckedContinuation { request in
-            if !keeper.enqueue(request) { request.resume(returning: nil) }
-        }
+        let request = KeepRequest()
+        if !keeper.enqueue(request) { return nil }
+        return await request.wait()
     }
 
     /// Ends a call's use of `kept`: back to the idle list, or to the pool when a caller waits there, when it
@@ -118,20 +192,21 @@ extension ServiceRuntime {
         if release { kept.released.signal() }
     }
 
-    private func hold(_ request: ConnectionKeeper.Request) async {
-        var delivered = false
+    /// Leases a connection for `request` and holds it until released.
+    private func hold(_ request: KeepRequest) async {
         do {
             try await client.withConnection { connection in
                 try noteLeased(connection)
                 let kept = KeptConnection(connection: connection)
-                delivered = true
-                request.resume(returning: kept)
+                keeper.noteHeld(kept)
+                defer { keeper.noteLetGo(kept) }
+                guard request.answer(kept) else { return }
                 await kept.released.wait()
             }
         } catch {
             // Not kept: the caller leases from the pool itself, which reports what is wrong.
         }
-        if !delivered { request.resume(returning: nil) }
+        request.answer(nil)
     }
 
     /// Every ``ConnectionKeeper/idleLimit``, sends the connections idle at least that long back to the pool.
@@ -149,7 +224,7 @@ extension ServiceRuntime {
     }
 
     private func stopKeeping() {
-        for request in keeper.stop() { request.resume(returning: nil) }
+        for request in keeper.stop() { request.answer(nil) }
         let idle = leases.withLock { book in
             defer { book.kept = [] }
             return book.kept

@@ -18,9 +18,15 @@ extension ServiceRuntime {
         for attempt in 0..<20 {
             do {
                 // Taken from the kept ones or counted as in use or waiting under one lock: a call giving back a
-                // kept connection sees a caller that is about to wait in the pool, and returns it there.
+                // kept connection sees a caller that is about to wait in the pool, and returns it there. Kept
+                // connections that have closed (the server restarted) are dropped on the way.
+                var closed: [KeptConnection] = []
                 let claim = leases.withLock { book -> Claim in
-                    if let idle = book.kept.popLast() {
+                    while let idle = book.kept.popLast() {
+                        if idle.kept.connection.isClosed {
+                            closed.append(idle.kept)
+                            continue
+                        }
                         book.inUse += 1
                         return .kept(idle.kept)
                     }
@@ -31,6 +37,7 @@ extension ServiceRuntime {
                     book.inUse += 1
                     return .idle
                 }
+                for kept in closed { kept.released.signal() }
                 switch claim {
                 case .kept(let kept):
                     return try await useKept(kept, body)
@@ -151,9 +158,10 @@ extension ServiceRuntime {
                 group.cancelAll()
                 let size = configuration.pool.maxConnections
                 if connectionsInUse < size { try await diagnoseConnection() }
+                let notRunning = keeper.hasStarted ? "" : " (PostgresService.run() has not been started: the pool hands out connections only while it runs)"
                 throw StructPostgresError(
                     .poolTimeout,
-                    "no free connection within \(timeout): the pool holds at most \(size) connections and \(connectionsInUse) are in use")
+                    "no free connection within \(timeout): the pool holds at most \(size) connections and \(connectionsInUse) are in use\(notRunning)")
             }
         }
     }

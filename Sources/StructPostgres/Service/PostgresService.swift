@@ -44,6 +44,7 @@ public final class PostgresService: CoreDataServiceProtocol, Service {
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await service.run() }
             defer { group.cancelAll() }
+            await service.runtime.keeper.started.wait()
             return try await body(service)
         }
     }
