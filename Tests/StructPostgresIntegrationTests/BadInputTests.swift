@@ -79,6 +79,8 @@ private struct PricedAsText: StoredModel {
                 (counter(amount: Decimal(string: "12345.67")!), "amount", "22003"),
                 (counter(ratio: 1e300), "ratio", "22003"),
                 (counter(code: "toolong"), "code", "22001"),
+                // Five characters in eight bytes: varchar(4) counts characters.
+                (counter(code: "ééééé"), "code", "22001"),
             ]
             for (bad, column, state) in cases {
                 let error = await #expect(throws: StructPostgresError.self) {
@@ -91,8 +93,10 @@ private struct PricedAsText: StoredModel {
             }
             #expect(try await rowCount("counters", service) == 0)
             // Values at the limits are accepted.
-            try await service.update(entities: [counter(small: Int(Int32.max), amount: Decimal(string: "9999.99")!, code: "four")])
-            #expect(try await rowCount("counters", service) == 1)
+            try await service.update(entities: [
+                counter(small: Int(Int32.max), amount: Decimal(string: "9999.99")!, code: "four"), counter(code: "éééé"),
+            ])
+            #expect(try await rowCount("counters", service) == 2)
         }
     }
 

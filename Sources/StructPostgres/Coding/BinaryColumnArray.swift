@@ -19,21 +19,47 @@ struct BinaryColumnArray: PostgresThrowingDynamicTypeEncodable {
             buffer.writeInteger(Self.elementType(of: element).rawValue)
             return
         }
+        var hasNulls = false
+        var size = 20
+        for value in values {
+            switch value {
+            case .null: hasNulls = true
+            case .text(let string): size += 4 + string.utf8.count
+            default: size += 12
+            }
+        }
+        buffer.reserveCapacity(minimumWritableBytes: size)
         buffer.writeInteger(Int32(1))
-        buffer.writeInteger(Int32(values.contains(.null) ? 1 : 0))
+        buffer.writeInteger(Int32(hasNulls ? 1 : 0))
         buffer.writeInteger(Self.elementType(of: element).rawValue)
         buffer.writeInteger(Int32(values.count))
         buffer.writeInteger(Int32(1))
         for value in values {
-            if case .null = value {
+            switch value {
+            case .null:
                 buffer.writeInteger(Int32(-1))
-                continue
+            case .uuid(let uuid):
+                buffer.writeInteger(Int32(16))
+                withUnsafeBytes(of: uuid.uuid) { _ = buffer.writeBytes($0) }
+            case .text(let string):
+                buffer.writeInteger(Int32(string.utf8.count))
+                buffer.writeString(string)
+            case .int8(let int):
+                buffer.writeInteger(Int32(8))
+                buffer.writeInteger(int)
+            case .int4(let int):
+                buffer.writeInteger(Int32(4))
+                buffer.writeInteger(int)
+            case .float8(let double):
+                buffer.writeInteger(Int32(8))
+                buffer.writeInteger(double.bitPattern)
+            default:
+                let lengthIndex = buffer.writerIndex
+                buffer.writeInteger(Int32(0))
+                let start = buffer.writerIndex
+                Self.writeElement(value, into: &buffer)
+                buffer.setInteger(Int32(buffer.writerIndex - start), at: lengthIndex)
             }
-            let lengthIndex = buffer.writerIndex
-            buffer.writeInteger(Int32(0))
-            let start = buffer.writerIndex
-            Self.writeElement(value, into: &buffer)
-            buffer.setInteger(Int32(buffer.writerIndex - start), at: lengthIndex)
         }
     }
 

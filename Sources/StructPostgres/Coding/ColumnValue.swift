@@ -65,6 +65,11 @@ enum ColumnValue: Hashable, Sendable {
         return false
     }
 
+    var isNull: Bool {
+        if case .null = self { return true }
+        return false
+    }
+
     /// A short rendering for keys in error messages (never used for non-key values).
     var keyDescription: String {
         switch self {

@@ -28,13 +28,17 @@ public final class EntityContext {
     /// Registers an already built entity for writing, with the join-table sets assigned in its slots.
     public func register<Entity: EntityProtocol>(_ entity: Entity) {
         let id = ObjectIdentifier(Entity.self)
+        let batch: TypedEntityBatch<Entity>
         if let index = batchTypes.firstIndex(of: id) {
             // Registered under `Entity`'s own type id: always a batch of `Entity`.
-            unsafeDowncast(batches[index], to: TypedEntityBatch<Entity>.self).entities.append(entity)
+            batch = unsafeDowncast(batches[index], to: TypedEntityBatch<Entity>.self)
+            batch.entities.append(entity)
         } else {
+            batch = TypedEntityBatch<Entity>(entities: [entity])
             batchTypes.append(id)
-            batches.append(TypedEntityBatch<Entity>(entities: [entity]))
+            batches.append(batch)
         }
+        guard batch.writesJoinTables else { return }
         for relationship in Entity.relationships where relationship.writesJoinTable && relationship.isAssigned(entity) {
             let key = relationship.qualifiedName
             if let index = joinSetIndex[key] {
@@ -68,6 +72,7 @@ protocol EntityBatch: AnyObject {
 
 final class TypedEntityBatch<Entity: EntityProtocol>: EntityBatch {
     var entities: [Entity]
+    let writesJoinTables = Entity.relationships.contains(where: \.writesJoinTable)
     init(entities: [Entity]) { self.entities = entities }
     var table: String { Entity.table }
     var entityName: String { "\(Entity.self)" }

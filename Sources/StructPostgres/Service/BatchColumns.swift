@@ -128,10 +128,14 @@ struct BatchColumns: Sendable {
         let kept: [Int]
         if keyIndexes.count == 1 {
             let keys = columns[keyIndexes[0]]
-            kept = keptRows(rowCount, isNull: { $0 == .null }) { storedKey(keys[$0]) }
+            if let uuids = UUIDKey.all(keys) {
+                kept = keptRows(rowCount, isNull: { _ in false }) { uuids[$0] }
+            } else {
+                kept = keptRows(rowCount, isNull: \.isNull) { storedKey(keys[$0]) }
+            }
         } else {
             let snapshot = columns
-            kept = keptRows(rowCount, isNull: { $0.contains(.null) }) { row in keyIndexes.map { storedKey(snapshot[$0][row]) } }
+            kept = keptRows(rowCount, isNull: { $0.contains(where: \.isNull) }) { row in keyIndexes.map { storedKey(snapshot[$0][row]) } }
         }
         guard kept.count < rowCount else { return 0 }
         columns = columns.map { values in kept.map { values[$0] } }
@@ -162,5 +166,23 @@ struct BatchColumns: Sendable {
             }
         }
         return kept
+    }
+}
+
+/// A uuid key, hashed as two words: far cheaper than hashing a ``ColumnValue``.
+private struct UUIDKey: Hashable {
+    let high: UInt64
+    let low: UInt64
+
+    /// The keys of a column holding only uuids; `nil` when one is null or of another type.
+    static func all(_ values: [ColumnValue]) -> [UUIDKey]? {
+        var keys: [UUIDKey] = []
+        keys.reserveCapacity(values.count)
+        for value in values {
+            guard case .uuid(let uuid) = value else { return nil }
+            let (high, low) = withUnsafeBytes(of: uuid.uuid) { ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
+            keys.append(UUIDKey(high: high, low: low))
+        }
+        return keys
     }
 }

@@ -54,7 +54,7 @@ final class SingleRowUpsertPlan: Sendable {
         guard let values = try? RowEncoder(naming: description.naming).values(of: entity, shape: shape) else { return nil }
         var statement = Statement(sql: sql, parameters: columns.count)
         for (column, value) in zip(columns, values) {
-            if value != .null {
+            if !value.isNull {
                 guard value.wireType == column.wire, value.isArray == column.isArray,
                       (try? column.checker.check(value, row: 0)) != nil
                 else { return nil }

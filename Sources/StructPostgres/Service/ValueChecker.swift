@@ -10,11 +10,11 @@ struct ValueChecker: Sendable {
 
     /// Returns the wire type shared by the non-null values.
     func check(_ values: [ColumnValue]) throws -> WireType? {
-        guard let first = values.firstIndex(where: { $0 != .null }) else { return nil }
+        guard let first = values.firstIndex(where: { !$0.isNull }) else { return nil }
         let wire = values[first].wireType!
         let isArray = values[first].isArray
         try checkCompatible(wire: wire, isArray: isArray)
-        for (row, value) in values.enumerated() where value != .null {
+        for (row, value) in values.enumerated() where !value.isNull {
             guard value.wireType == wire, value.isArray == isArray else {
                 throw fail(.unsupportedType, "values of property '\(property)' do not all have the same type", row: row)
             }
@@ -47,7 +47,7 @@ struct ValueChecker: Sendable {
         if let problem = value.encodingProblem { throw fail(.invalidValue, problem, row: row, sqlState: SQLState.numericValueOutOfRange) }
         switch value {
         case .text(let text), .jsonb(let text):
-            if text.utf8.contains(0) {
+            if Self.holdsNul(text) {
                 throw fail(.invalidValue, "a string holds a NUL byte (\\0), which PostgreSQL cannot store", row: row,
                            sqlState: SQLState.characterNotInRepertoire)
             }
@@ -55,7 +55,7 @@ struct ValueChecker: Sendable {
                 throw fail(.invalidValue, "JSON holds \\u0000, which jsonb cannot store", row: row,
                            sqlState: SQLState.untranslatableCharacter)
             }
-            if let limit = column.maxLength, text.unicodeScalars.count > limit {
+            if let limit = column.maxLength, text.utf8.count > limit, text.unicodeScalars.count > limit {
                 throw fail(.invalidValue, "a string of \(text.unicodeScalars.count) characters is longer than \(column.typeName)",
                            row: row, sqlState: SQLState.stringDataRightTruncation)
             }
@@ -71,6 +71,11 @@ struct ValueChecker: Sendable {
         default:
             break
         }
+    }
+
+    private static func holdsNul(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in bytes.count > 0 && memchr(bytes.baseAddress!, 0, bytes.count) != nil }
     }
 
     private func checkRange(_ value: ColumnValue, row: Int) throws {
