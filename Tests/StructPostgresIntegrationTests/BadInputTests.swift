@@ -197,8 +197,34 @@ private struct PricedAsText: StoredModel {
             let all = try await service.fetch(PriceLabel.self, sortedBy: [.ascending("uuid")])
             #expect(all.count == 20000)
             #expect(all.first?.price == "p1", "the transaction's update was rolled back")
-            #expect(all[999].price == "p1000")
+            // Decoded in two halves at once, and in order.
+            #expect(all.map(\.price) == (1...20000).map { "p\($0)" })
         }
+    }
+
+    /// A large result is decoded in two halves at once: with bad rows in both, the error names the first one.
+    @Test func theFirstBadRowOfALargeResultIsReportedWhateverHalfItIsIn() async throws {
+        try await withTables("CREATE TABLE text_prices (uuid uuid PRIMARY KEY, price text)") { service, _ in
+            _ = try await service.query("""
+                INSERT INTO text_prices SELECT ('00000000-0000-4000-8000-' || lpad(n::text, 12, '0'))::uuid, 'p' || n
+                FROM generate_series(1, 10000) AS n
+                """)
+            for (bad, reported) in [([9000], 9000), ([3000, 9000], 3000), ([4999, 5001], 4999)] {
+                _ = try await service.query("UPDATE text_prices SET price = 'p' || substr(uuid::text, 25)::int")
+                for row in bad {
+                    _ = try await service.query("UPDATE text_prices SET price = NULL WHERE uuid = \(Self.priceKey(row))")
+                }
+                let error = await #expect(throws: StructPostgresError.self) {
+                    _ = try await service.fetch(PriceLabel.self, sortedBy: [.ascending("uuid")])
+                }
+                #expect(error?.code == .decoding)
+                #expect(error?.rowKey == "uuid=\(Self.priceKey(reported).uuidString)", "bad rows \(bad)")
+            }
+        }
+    }
+
+    private static func priceKey(_ n: Int) -> UUID {
+        UUID(uuidString: "00000000-0000-4000-8000-" + String(repeating: "0", count: 12 - String(n).count) + String(n))!
     }
 
     @Test func constraintViolationsHaveCasesToSwitchOn() async throws {

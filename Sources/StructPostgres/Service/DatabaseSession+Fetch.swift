@@ -1,3 +1,5 @@
+import Foundation
+import Synchronization
 import PostgresNIO
 
 /// Entities and the cells of the rows they came from, which relationship loading reads.
@@ -53,13 +55,41 @@ extension DatabaseSession {
     func decodedRows<E: EntityProtocol>(_ type: E.Type, _ statement: Statement, _ description: EntityDescription) async throws -> DecodedRows<E> {
         let cells = try await tagged(description) { try await runCells(statement) }
         let layout = RowLayout(description)
-        let decoder = RowDecoder(layout: layout, cells: cells)
         var decoded = DecodedRows<E>(layout: layout, cells: cells)
-        decoded.entities.reserveCapacity(cells.count)
-        for row in 0..<cells.count {
-            decoded.entities.append(try Self.decode(E.self, row: row, decoder))
-        }
+        decoded.entities = try Self.decodeAll(E.self, cells, layout: layout, description: description)
         return decoded
+    }
+
+    /// Rows decoded in one result this large or larger are split between two threads.
+    static let rowsDecodedInParallel = 4_096
+
+    /// Every row of `cells` as an `E`, in order. A large result is decoded in two halves at once, each with its
+    /// own decoder; an error is the one of the first bad row, as when decoding in order.
+    static func decodeAll<E: EntityProtocol>(
+        _ type: E.Type, _ cells: ResultCells, layout: RowLayout, description: EntityDescription
+    ) throws -> [E] {
+        guard cells.count >= rowsDecodedInParallel, ProcessInfo.processInfo.activeProcessorCount > 1 else {
+            return try decodeRows(0..<cells.count, RowDecoder(layout: layout, cells: cells)).get()
+        }
+        let middle = cells.count / 2
+        let halves = [0..<middle, middle..<cells.count]
+        let results = Mutex<[Result<[E], any Error>?]>([nil, nil])
+        DispatchQueue.concurrentPerform(iterations: 2) { half in
+            let decoder = RowDecoder(layout: half == 0 ? layout : RowLayout(description), cells: cells)
+            let result: Result<[E], any Error> = decodeRows(halves[half], decoder)
+            results.withLock { $0[half] = result }
+        }
+        let (first, second) = results.withLock { ($0[0]!, $0[1]!) }
+        return try first.get() + second.get()
+    }
+
+    private static func decodeRows<E: EntityProtocol>(_ rows: Range<Int>, _ decoder: RowDecoder) -> Result<[E], any Error> {
+        Result {
+            var entities: [E] = []
+            entities.reserveCapacity(rows.count)
+            for row in rows { entities.append(try Self.decode(E.self, row: row, decoder)) }
+            return entities
+        }
     }
 
     /// Decodes row `row` of the result `decoder` reads.
