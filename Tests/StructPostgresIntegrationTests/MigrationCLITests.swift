@@ -80,9 +80,11 @@ private func count(_ sql: String, _ service: PostgresService) async throws -> In
             -- migrate:up
             SELECT pg_catalog.set_config('search_path', '', false);
             CREATE TABLE public.dumped (id int);
-            SET statement_timeout = 1;
+            SET statement_timeout = 100;
             """
-        let after = "-- migrate:up\nCREATE TABLE runs_after (id int);\nSELECT pg_sleep(0.05);"
+        // A leaked 100 ms timeout cancels this sleep; a 1 ms one also cancelled the migrator's own bookkeeping
+        // after the SET on a loaded machine.
+        let after = "-- migrate:up\nCREATE TABLE runs_after (id int);\nSELECT pg_sleep(0.3);"
         try await withCLI(["0001_dump.sql": dumpStyle, "0002_after.sql": after]) { cli, _, service in
             let up = try cli.run("migrate", "up")
             #expect(up.status == 0, "\(up.errors)")

@@ -60,15 +60,15 @@ extension DatabaseSession {
         return decoded
     }
 
-    /// Rows decoded in one result this large or larger are split between two threads.
-    static let rowsDecodedInParallel = 4_096
+    /// Rows decoded in one result this large or larger are split between two threads (on more than one core).
+    static let rowsDecodedInParallel = ProcessInfo.processInfo.activeProcessorCount > 1 ? 4_096 : Int.max
 
     /// Every row of `cells` as an `E`, in order. A large result is decoded in two halves at once, each with its
     /// own decoder; an error is the one of the first bad row, as when decoding in order.
     static func decodeAll<E: EntityProtocol>(
         _ type: E.Type, _ cells: ResultCells, layout: RowLayout, description: EntityDescription
     ) throws -> [E] {
-        guard cells.count >= rowsDecodedInParallel, ProcessInfo.processInfo.activeProcessorCount > 1 else {
+        guard cells.count >= rowsDecodedInParallel else {
             return try decodeRows(0..<cells.count, RowDecoder(layout: layout, cells: cells)).get()
         }
         let middle = cells.count / 2
