@@ -12,6 +12,21 @@ import Testing
 
     private func keptCount(_ service: PostgresService) -> Int { service.runtime.leases.withLock { $0.kept.count } }
 
+    /// Runs `body` on a service of its own as the cluster's superuser.
+    private func asAdmin<T>(_ body: (PostgresService) async throws -> T) async throws -> T {
+        let admin = PostgresService.Configuration(connection: try await TestPostgres.adminSettings(), pool: PoolOptions(maxConnections: 1))
+        return try await PostgresService.withService(configuration: admin, body)
+    }
+
+    /// Waits (at most 10 s) until every kept connection of `service` has seen its backend end.
+    private func waitUntilKeptConnectionsClosed(_ service: PostgresService) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline,
+              service.runtime.leases.withLock({ $0.kept.contains { !$0.kept.connection.isClosed } }) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
     private func backendPID(_ service: PostgresService) async throws -> Int32 {
         try await service.query("SELECT pg_backend_pid()")[0].decode(Int32.self)
     }
@@ -80,15 +95,8 @@ import Testing
             _ = try await backendPID(service)
             let doomed = try await backendPID(service)
             // Another client ends the idle kept connection's backend and waits until it has exited.
-            let admin = PostgresService.Configuration(connection: try await TestPostgres.adminSettings(), pool: PoolOptions(maxConnections: 1))
-            try await PostgresService.withService(configuration: admin) { other in
-                _ = try await other.query("SELECT pg_terminate_backend(\(doomed), 5000)")
-            }
-            let deadline = ContinuousClock.now + .seconds(5)
-            while ContinuousClock.now < deadline,
-                  service.runtime.leases.withLock({ $0.kept.contains { !$0.kept.connection.isClosed } }) {
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            try await asAdmin { _ = try await $0.query("SELECT pg_terminate_backend(\(doomed), 5000)") }
+            try await waitUntilKeptConnectionsClosed(service)
             #expect(service.runtime.leases.withLock { $0.kept.map(\.kept.connection.isClosed) } == [true])
             let pid = try await backendPID(service)
             #expect(pid != doomed)
@@ -124,16 +132,11 @@ import Testing
             }
             let kept = keptCount(service)
             #expect(kept == width)
-            let admin = PostgresService.Configuration(connection: try await TestPostgres.adminSettings(), pool: PoolOptions(maxConnections: 1))
-            try await PostgresService.withService(configuration: admin) { other in
-                _ = try await other.query(
+            try await asAdmin { admin in
+                _ = try await admin.query(
                     "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = \(database.settings.database)")
             }
-            let deadline = ContinuousClock.now + .seconds(10)
-            while ContinuousClock.now < deadline,
-                  service.runtime.leases.withLock({ $0.kept.contains { !$0.kept.connection.isClosed } }) {
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            try await waitUntilKeptConnectionsClosed(service)
             #expect(service.runtime.leases.withLock { $0.kept.filter(\.kept.connection.isClosed).count } == kept)
             let rows = try await service.query("SELECT 1")
             #expect(rows.count == 1)
@@ -146,7 +149,7 @@ import Testing
         let database = try await TestDatabase.create()
         let service = try PostgresService(configuration: .init(connection: database.settings, pool: Self.keepLong))
         let running = Task { try await service.run() }
-        while !service.runtime.keeper.hasStarted { try await Task.sleep(for: .milliseconds(5)) }
+        await service.runtime.keeper.started.wait()
         _ = try await backendPID(service)
         _ = try await backendPID(service)
         #expect(keptCount(service) == 1)
@@ -189,8 +192,7 @@ import Testing
         }
         #expect(kept == 1)
         #expect(ContinuousClock.now - bodyEnded < .seconds(5))
-        let admin = PostgresService.Configuration(connection: try await TestPostgres.adminSettings(), pool: PoolOptions(maxConnections: 1))
-        let sessions = try await PostgresService.withService(configuration: admin) { service in
+        let sessions = try await asAdmin { service in
             let deadline = ContinuousClock.now + .seconds(5)
             while true {
                 let rows = try await service.query("SELECT count(*) FROM pg_stat_activity WHERE datname = \(database.settings.database)")

@@ -35,31 +35,31 @@ struct BinaryColumnArray: PostgresThrowingDynamicTypeEncodable {
         buffer.writeInteger(Int32(values.count))
         buffer.writeInteger(Int32(1))
         for value in values {
-            switch value {
-            case .null:
+            if case .null = value {
                 buffer.writeInteger(Int32(-1))
-            case .uuid(let uuid):
-                buffer.writeInteger(Int32(16))
-                withUnsafeBytes(of: uuid.uuid) { _ = buffer.writeBytes($0) }
-            case .text(let string):
-                buffer.writeInteger(Int32(string.utf8.count))
-                buffer.writeString(string)
-            case .int8(let int):
-                buffer.writeInteger(Int32(8))
-                buffer.writeInteger(int)
-            case .int4(let int):
-                buffer.writeInteger(Int32(4))
-                buffer.writeInteger(int)
-            case .float8(let double):
-                buffer.writeInteger(Int32(8))
-                buffer.writeInteger(double.bitPattern)
-            default:
+            } else if let length = Self.fixedLength(of: value) {
+                buffer.writeInteger(length)
+                Self.writeElement(value, into: &buffer)
+            } else {
                 let lengthIndex = buffer.writerIndex
                 buffer.writeInteger(Int32(0))
                 let start = buffer.writerIndex
                 Self.writeElement(value, into: &buffer)
                 buffer.setInteger(Int32(buffer.writerIndex - start), at: lengthIndex)
             }
+        }
+    }
+
+    /// The byte count ``writeElement(_:into:)`` writes for `value`, when known before writing it.
+    private static func fixedLength(of value: ColumnValue) -> Int32? {
+        switch value {
+        case .uuid: 16
+        case .text(let string): Int32(string.utf8.count)
+        case .bool: 1
+        case .int2: 2
+        case .int4, .float4: 4
+        case .int8, .float8, .timestamptz: 8
+        default: nil
         }
     }
 

@@ -26,16 +26,10 @@ final class ConnectionKeeper: Sendable {
     /// Whether holders can be started: ``PostgresService/run()`` is running.
     var isAccepting: Bool { accepting.load(ordering: .acquiring) }
 
-    private let hasStartedFlag = Atomic(false)
-    /// Signalled when ``PostgresService/run()`` starts the pool.
+    /// Signalled when ``PostgresService/run()`` starts the pool (it may have stopped since).
     let started = ReleaseSignal()
-    /// Whether ``PostgresService/run()`` has been started (it may have stopped since).
-    var hasStarted: Bool { hasStartedFlag.load(ordering: .acquiring) }
 
-    func start() {
-        hasStartedFlag.store(true, ordering: .releasing)
-        accepting.store(idleLimit > .zero, ordering: .releasing)
-    }
+    func start() { accepting.store(idleLimit > .zero, ordering: .releasing) }
 
     /// Queues `request` for a holder; `false` when the service is not running.
     func enqueue(_ request: KeepRequest) -> Bool {

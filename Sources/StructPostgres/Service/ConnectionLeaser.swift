@@ -158,7 +158,7 @@ extension ServiceRuntime {
                 group.cancelAll()
                 let size = configuration.pool.maxConnections
                 if connectionsInUse < size { try await diagnoseConnection() }
-                let notRunning = keeper.hasStarted ? "" : " (PostgresService.run() has not been started: the pool hands out connections only while it runs)"
+                let notRunning = keeper.started.isSignalled ? "" : " (PostgresService.run() has not been started: the pool hands out connections only while it runs)"
                 throw StructPostgresError(
                     .poolTimeout,
                     "no free connection within \(timeout): the pool holds at most \(size) connections and \(connectionsInUse) are in use\(notRunning)")
@@ -182,20 +182,24 @@ private enum LeaseOutcome: Sendable {
     case timedOut
 }
 
-/// A one-shot signal whose wait ignores cancellation: the lease ends only when the borrower is done.
+/// A one-shot signal whose waits ignore cancellation: the lease ends only when the borrower is done.
 final class ReleaseSignal: Sendable {
     private enum State {
-        case pending
-        case waiting(CheckedContinuation<Void, Never>)
+        case pending([CheckedContinuation<Void, Never>])
         case signalled
     }
-    private let state = Mutex<State>(.pending)
+    private let state = Mutex<State>(.pending([]))
+
+    var isSignalled: Bool {
+        state.withLock { if case .signalled = $0 { true } else { false } }
+    }
 
     func wait() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let resumeNow = state.withLock { state -> Bool in
-                if case .signalled = state { return true }
-                state = .waiting(continuation)
+                guard case .pending(var waiting) = state else { return true }
+                waiting.append(continuation)
+                state = .pending(waiting)
                 return false
             }
             if resumeNow { continuation.resume() }
@@ -203,11 +207,11 @@ final class ReleaseSignal: Sendable {
     }
 
     func signal() {
-        let waiting = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let waiting = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             defer { state = .signalled }
-            if case .waiting(let continuation) = state { return continuation }
-            return nil
+            if case .pending(let waiting) = state { return waiting }
+            return []
         }
-        waiting?.resume()
+        for continuation in waiting { continuation.resume() }
     }
 }
