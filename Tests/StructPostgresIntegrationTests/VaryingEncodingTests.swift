@@ -82,6 +82,34 @@ fileprivate struct Shifty: StoredModel, Equatable {
         }
     }
 
+    /// A batch this large is encoded in two halves at once: the row named is the first that varies, in either half.
+    @Test func aLargeBatchNamesTheFirstRowWithOtherColumnsWhicheverHalfItIsIn() async throws {
+        try await withTables(BookSchema.create) { service, _ in
+            var batch = (0..<6_000).map { Shifty(title: "T\($0)", price: Double($0)) }
+            batch[5_000].mode = .withExtraColumn
+            let late = await #expect(throws: StructPostgresError.self) { try await service.update(entities: batch) }
+            #expect(late?.message.contains("entity at index 5000 encodes columns") == true)
+            batch[100].mode = .withoutTitle
+            let early = await #expect(throws: StructPostgresError.self) { try await service.update(entities: batch) }
+            #expect(early?.message.contains("entity at index 100 encodes columns") == true)
+            let stored = try await rowCount("books", service)
+            #expect(stored == 0)
+        }
+    }
+
+    @Test func aLargeBatchWhoseRowsAllOmitAColumnWritesTheOthersOnly() async throws {
+        try await withTables(BookSchema.create) { service, _ in
+            let books = (0..<6_000).map { Shifty(title: "T\($0)", price: Double($0)) }
+            try await service.update(entities: books)
+            let repriced = books.map { Shifty(uuid: $0.uuid, title: nil, price: $0.price * 10, mode: .withoutTitle) }
+            let result = try await service.update(entities: repriced)
+            #expect(result == UpsertResult(updated: 6_000))
+            let stored = try await service.fetch(Shifty.self, sortedBy: [.ascending("price")])
+            #expect(stored.map(\.title) == books.map(\.title))
+            #expect(stored.map(\.price) == books.map { $0.price * 10 })
+        }
+    }
+
     @Test func anEncodeThatSwallowsErrorsIsWrittenAndDeletedByItsKey() async throws {
         try await withTables(BookSchema.create) { service, _ in
             let books = (0..<5).map { Shifty(title: "T\($0)", price: Double($0), mode: .swallowingErrors) }

@@ -50,6 +50,27 @@ struct BinaryColumnArray: PostgresThrowingDynamicTypeEncodable {
         }
     }
 
+    /// An array encoded ahead of binding (on another thread than the statement's).
+    struct Encoded: PostgresThrowingDynamicTypeEncodable {
+        let element: WireType
+        let bytes: ByteBuffer
+        /// What a statement shows of the array (in errors and logs).
+        let firstValues: [ColumnValue]
+
+        var psqlType: PostgresDataType { BinaryColumnArray.arrayType(of: element) }
+        var psqlFormat: PostgresFormat { .binary }
+
+        func encode<JSONEncoder: PostgresJSONEncoder>(into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) {
+            buffer.writeImmutableBuffer(bytes)
+        }
+    }
+
+    func encoded() throws -> Encoded {
+        var buffer = ByteBuffer()
+        try encode(into: &buffer, context: .default)
+        return Encoded(element: element, bytes: buffer, firstValues: Array(values.prefix(5)))
+    }
+
     /// The byte count ``writeElement(_:into:)`` writes for `value`, when known before writing it.
     private static func fixedLength(of value: ColumnValue) -> Int32? {
         switch value {

@@ -50,6 +50,27 @@ public final class EntityContext {
         }
     }
 
+    /// Takes in what `other` registered, as if it had been registered here after what is here: each type's
+    /// entities and each relationship's sets after this context's, types and relationships new here last.
+    func append(_ other: EntityContext) {
+        for (id, batch) in zip(other.batchTypes, other.batches) {
+            if let index = batchTypes.firstIndex(of: id) {
+                batches[index].append(contentsOf: batch)
+            } else {
+                batchTypes.append(id)
+                batches.append(batch)
+            }
+        }
+        for (key, index) in other.joinSetIndex.sorted(by: { $0.value < $1.value }) {
+            if let existing = joinSetIndex[key] {
+                joinSets[existing].append(contentsOf: other.joinSets[index])
+            } else {
+                joinSetIndex[key] = joinSets.count
+                joinSets.append(other.joinSets[index])
+            }
+        }
+    }
+
     var registeredBatches: [any EntityBatch] { batches }
     var registeredJoinSets: [any JoinSetWrite] { joinSets }
     var isEmpty: Bool { batches.isEmpty && joinSets.isEmpty }
@@ -66,8 +87,13 @@ protocol EntityBatch: AnyObject {
     var count: Int { get }
     func write(in session: DatabaseSession, options: UpsertOptions) async throws -> UpsertResult
     /// The encoding of the batch's upsert, to run away from the connection; `nil` when the batch takes more than one statement.
-    func preparation(in session: DatabaseSession, options: UpsertOptions) async throws -> (@Sendable () throws -> DatabaseSession.PreparedUpsert?)?
+    /// `inParallel`: for the first of several batches, whose encoding nothing else runs beside.
+    func preparation(
+        in session: DatabaseSession, options: UpsertOptions, inParallel: Bool
+    ) async throws -> (@Sendable () throws -> DatabaseSession.PreparedUpsert?)?
     func send(_ prepared: DatabaseSession.PreparedUpsert, in session: DatabaseSession) async throws -> UpsertResult
+    /// Appends the entities of `other`, a batch of the same entity type.
+    func append(contentsOf other: any EntityBatch)
 }
 
 final class TypedEntityBatch<Entity: EntityProtocol>: EntityBatch {
@@ -82,10 +108,16 @@ final class TypedEntityBatch<Entity: EntityProtocol>: EntityBatch {
         try await session.upsert(entities, options: options)
     }
 
-    func preparation(in session: DatabaseSession, options: UpsertOptions) async throws -> (@Sendable () throws -> DatabaseSession.PreparedUpsert?)? {
+    func preparation(
+        in session: DatabaseSession, options: UpsertOptions, inParallel: Bool
+    ) async throws -> (@Sendable () throws -> DatabaseSession.PreparedUpsert?)? {
         guard entities.count <= DatabaseSession.rowsPerStatement else { return nil }
         let (description, entities, runtime) = (try await session.describe(Entity.self), self.entities, session.runtime)
-        return { try DatabaseSession.prepareUpsert(entities[...], description: description, options: options, runtime: runtime) }
+        return { try DatabaseSession.prepareUpsert(entities[...], description: description, options: options, runtime: runtime, inParallel: inParallel) }
+    }
+
+    func append(contentsOf other: any EntityBatch) {
+        entities += unsafeDowncast(other, to: Self.self).entities
     }
 
     func send(_ prepared: DatabaseSession.PreparedUpsert, in session: DatabaseSession) async throws -> UpsertResult {
@@ -96,6 +128,8 @@ final class TypedEntityBatch<Entity: EntityProtocol>: EntityBatch {
 /// The join-table sets of one relationship assigned in a unit of work.
 protocol JoinSetWrite: AnyObject {
     func write(in session: DatabaseSession) async throws -> UpsertResult
+    /// Appends the sources of `other`, the sets of the same relationship.
+    func append(contentsOf other: any JoinSetWrite)
 }
 
 final class JoinSetBatch<Source: EntityProtocol>: JoinSetWrite {
@@ -109,5 +143,9 @@ final class JoinSetBatch<Source: EntityProtocol>: JoinSetWrite {
 
     func write(in session: DatabaseSession) async throws -> UpsertResult {
         try await session.replaceSets(relationship, of: sources)
+    }
+
+    func append(contentsOf other: any JoinSetWrite) {
+        sources += unsafeDowncast(other, to: Self.self).sources
     }
 }

@@ -29,13 +29,15 @@ struct BatchColumns: Sendable {
     let rowCount: Int
     let merged: Int
 
-    init<E: EntityProtocol>(_ entities: [E], description: EntityDescription, keysOnly: Bool = false) throws {
-        try self.init(entities[...], description: description, keysOnly: keysOnly)
+    init<E: EntityProtocol>(_ entities: [E], description: EntityDescription, keysOnly: Bool = false, inParallel: Bool = false) throws {
+        try self.init(entities[...], description: description, keysOnly: keysOnly, inParallel: inParallel)
     }
 
     /// A chunk of a larger batch; errors name an entity by its index in the whole batch. `keysOnly` keeps
-    /// only the unique key's columns, duplicates included (what a delete needs).
-    init<E: EntityProtocol>(_ entities: ArraySlice<E>, description: EntityDescription, keysOnly: Bool = false) throws {
+    /// only the unique key's columns, duplicates included (what a delete needs). `inParallel`: a batch of
+    /// ``ParallelRows/minimum`` rows or more is encoded in two halves at once and its columns checked at once
+    /// (for a batch nothing else waits on: one the server is writing meanwhile would only take its core).
+    init<E: EntityProtocol>(_ entities: ArraySlice<E>, description: EntityDescription, keysOnly: Bool = false, inParallel: Bool = false) throws {
         let entity = description.entity
         let table = description.schema.table
         let encoder = RowEncoder(naming: description.naming)
@@ -67,23 +69,55 @@ struct BatchColumns: Sendable {
             }
         }
         var prefix = keyPrefix(shape)
-        var collector = RowEncoder.ColumnCollector(naming: description.naming, shape: shape, prefix: prefix, capacity: entities.count)
-        for index in entities.indices {
-            // A slice encoded ahead in a task is abandoned (cancelled) when the write before it fails.
-            if (index - entities.startIndex) & 1023 == 1023, Task.isCancelled { throw StructPostgresError.from(CancellationError(), sql: nil) }
-            if try atIndex(index, { try collector.append(entities[index]) }) { continue }
+        func collector(capacity: Int) -> RowEncoder.ColumnCollector {
+            RowEncoder.ColumnCollector(naming: description.naming, shape: shape, prefix: prefix, capacity: capacity)
+        }
+        /// Appends entity `index`; `false` when it encodes other columns than `shape`.
+        func append(_ index: Int, to collector: RowEncoder.ColumnCollector) throws -> Bool {
+            if try atIndex(index, { try collector.append(entities[index]) }) { return true }
             // An entity whose encode(to:) varies: encoded in full, it must give the columns of the first one.
             let row = try encodeInFull(index)
-            if index == entities.startIndex, row.columns != shape.columns {
-                shape = RowEncoder.Shape(columns: row.columns, properties: row.properties)
-                prefix = keyPrefix(shape)
-                collector = RowEncoder.ColumnCollector(naming: description.naming, shape: shape, prefix: prefix, capacity: entities.count)
-            } else if row.columns != shape.columns {
+            guard row.columns == shape.columns else {
+                if index == entities.startIndex { return false }
                 throw StructPostgresError(
                     .unsupportedType, "entity at index \(index) encodes columns \(row.columns) but the first encodes \(shape.columns)",
                     entity: entity, table: table)
             }
             collector.append(values: row.values)
+            return true
+        }
+        func collect(_ rows: Range<Int>, into collector: RowEncoder.ColumnCollector) throws {
+            for index in rows {
+                // A slice encoded ahead in a task is abandoned (cancelled) when the write before it fails.
+                if (index - entities.startIndex) & 1023 == 1023, Task.isCancelled { throw StructPostgresError.from(CancellationError(), sql: nil) }
+                _ = try append(index, to: collector)
+            }
+        }
+        // The first entity settles the shape: one learnt from an earlier batch may not be this batch's.
+        var first = collector(capacity: entities.count)
+        if try !append(entities.startIndex, to: first) {
+            let row = try encodeInFull(entities.startIndex)
+            shape = RowEncoder.Shape(columns: row.columns, properties: row.properties)
+            prefix = keyPrefix(shape)
+            first = collector(capacity: entities.count)
+            first.append(values: row.values)
+        }
+        let rest = (entities.startIndex + 1)..<entities.endIndex
+        var collected: [[ColumnValue]]
+        if inParallel, entities.count >= ParallelRows.minimum {
+            let middle = rest.lowerBound + rest.count / 2
+            let (head, tail) = try ParallelRows.both(
+                { try collect(rest.lowerBound..<middle, into: first); return first.columns },
+                {
+                    let second = collector(capacity: rest.upperBound - middle)
+                    try collect(middle..<rest.upperBound, into: second)
+                    return second.columns
+                })
+            collected = head
+            for index in collected.indices { collected[index].append(contentsOf: tail[index]) }
+        } else {
+            try collect(rest, into: first)
+            collected = first.columns
         }
         let width = prefix ?? shape.columns.count
         let names = Array(shape.columns.prefix(width))
@@ -96,13 +130,11 @@ struct BatchColumns: Sendable {
             }
             return index
         }
-        var collected = collector.columns
         self.merged = entities.count == 1 || keysOnly ? 0 : Self.mergeDuplicates(&collected, rowCount: entities.count, keyIndexes: keyIndexes)
-        let final = collected
         self.rowCount = entities.count - merged
-        var columns: [Column] = []
-        columns.reserveCapacity(names.count)
-        let rowKey: @Sendable (Int) -> String = { row in keyIndexes.map { "\(names[$0])=\(final[$0][row].keyDescription)" }.joined(separator: ", ") }
+        // First what the table says of each column, then every value (the values of several columns at once).
+        var kept: [(name: String, property: String, info: TableSchema.Column, values: [ColumnValue])] = []
+        kept.reserveCapacity(names.count)
         for (position, name) in names.enumerated() where !keysOnly || description.keyColumns.contains(name) {
             let property = properties[position]
             guard let info = description.schema.columns[name] else {
@@ -111,16 +143,24 @@ struct BatchColumns: Sendable {
                     "property '\(property)' maps to column '\(name)', which table '\(table)' does not have (columns: \(description.schema.columnOrder.joined(separator: ", ")))",
                     sqlState: SQLState.undefinedColumn, entity: entity, table: table, column: name, property: property)
             }
-            if columns.contains(where: { $0.name == name }) {
+            if kept.contains(where: { $0.name == name }) {
                 throw StructPostgresError(
                     .undefinedColumn, "two properties map to column '\(name)'", entity: entity, table: table, column: name, property: property)
             }
-            let values = final[position]
-            let checker = ValueChecker(entity: entity, table: table, column: info, property: property, rowKey: rowKey)
-            let wire = try checker.check(values)
-            columns.append(Column(name: name, property: property, info: info, wire: wire, values: values))
+            kept.append((name, property, info, collected[position]))
         }
-        self.columns = columns
+        let final = collected
+        let rowKey: @Sendable (Int) -> String = { row in keyIndexes.map { "\(names[$0])=\(final[$0][row].keyDescription)" }.joined(separator: ", ") }
+        func check(_ index: Int) throws -> Column {
+            let (name, property, info, values) = kept[index]
+            let wire = try ValueChecker(entity: entity, table: table, column: info, property: property, rowKey: rowKey).check(values)
+            return Column(name: name, property: property, info: info, wire: wire, values: values)
+        }
+        if inParallel, rowCount >= ParallelRows.minimum {
+            columns = try ParallelRows.map(kept.count, check)
+        } else {
+            columns = try kept.indices.map(check)
+        }
     }
 
     /// Keeps one row per unique key, the last one given, at the place of the first; returns how many were dropped.

@@ -103,11 +103,19 @@ enum EntityOperations {
         return try entities.map { try $0.toModel() }
     }
 
-    /// Converts the models into a unit of work.
-    static func unitOfWork<Model: EntityConvertible>(_ models: some Collection<Model>) throws -> EntityContext {
-        let context = EntityContext()
-        for model in models { try context.insert(model) }
-        return context
+    /// Converts the models into a unit of work. `inParallel`: ``ParallelRows/minimum`` models or more are
+    /// converted in two halves at once, as if in order (the first error is the first half's).
+    static func unitOfWork<Model: EntityConvertible>(_ models: ArraySlice<Model>, inParallel: Bool = true) throws -> EntityContext {
+        func convert(_ models: ArraySlice<Model>) throws -> EntityContext {
+            let context = EntityContext()
+            for model in models { try context.insert(model) }
+            return context
+        }
+        guard inParallel, models.count >= ParallelRows.minimum else { return try convert(models) }
+        let middle = models.startIndex + models.count / 2
+        let (first, second) = try ParallelRows.both({ try convert(models[..<middle]) }, { try convert(models[middle...]) })
+        first.append(second)
+        return first
     }
 
     /// Writes `models` in slices of ``DatabaseSession/rowsPerStatement``, so that memory stays flat however
@@ -119,24 +127,27 @@ enum EntityOperations {
     ) async throws -> UpsertResult {
         let description = try await session.describe(Model.Entity.self)
         guard Model.Entity.relationships.isEmpty, !description.schema.referencesItself else {
-            return try await write(try unitOfWork(models), in: session, options: options)
+            return try await write(try unitOfWork(models[...]), in: session, options: options)
         }
         let size = DatabaseSession.rowsPerStatement
         let runtime = session.runtime
-        /// A slice's upsert, or `nil` when converting its models registered other entities (written as a unit of work).
-        @Sendable func prepare(_ range: Range<Int>) throws -> DatabaseSession.PreparedUpsert? {
-            let context = EntityContext()
-            let entities = try models[range].map { try context.insert($0) }
-            guard context.registeredBatches.count == 1, context.registeredJoinSets.isEmpty else { return nil }
-            return try DatabaseSession.prepareUpsert(entities[...], description: description, options: options, runtime: runtime)
+        /// A slice's upsert, or `nil` when converting its models registered other entities (written as a unit of
+        /// work). Only the first slice is prepared on several threads: the others while the server writes.
+        @Sendable func prepare(_ range: Range<Int>, inParallel: Bool) throws -> DatabaseSession.PreparedUpsert? {
+            let context = try unitOfWork(models[range], inParallel: inParallel)
+            guard context.registeredBatches.count == 1, context.registeredJoinSets.isEmpty,
+                  let batch = context.registeredBatches[0] as? TypedEntityBatch<Model.Entity>
+            else { return nil }
+            return try DatabaseSession.prepareUpsert(
+                batch.entities[...], description: description, options: options, runtime: runtime, inParallel: inParallel)
         }
         let slices = stride(from: 0, to: models.count, by: size).map { $0..<min(models.count, $0 + size) }
         return try await pipelined(
             slices.count,
-            prepare: { index in { [range = slices[index]] in try prepare(range) } },
+            prepare: { index in { [range = slices[index]] in try prepare(range, inParallel: index == 0) } },
             send: { index, prepared in
                 if let prepared { return try await session.sendUpsert(prepared, Model.Entity.self) }
-                return try await write(try unitOfWork(models[slices[index]]), in: session, options: options)
+                return try await write(try unitOfWork(models[slices[index]], inParallel: false), in: session, options: options)
             },
             explain: { index, error in
                 var error = error
@@ -183,7 +194,9 @@ enum EntityOperations {
             total = try await batches[0].write(in: session, options: options)
         } else {
             var preparations: [(@Sendable () throws -> DatabaseSession.PreparedUpsert?)?] = []
-            for batch in batches { preparations.append(try await batch.preparation(in: session, options: options)) }
+            for (index, batch) in batches.enumerated() {
+                preparations.append(try await batch.preparation(in: session, options: options, inParallel: index == 0))
+            }
             total = try await pipelined(batches.count, prepare: { preparations[$0] }) { index, prepared in
                 if let prepared { return try await batches[index].send(prepared, in: session) }
                 return try await batches[index].write(in: session, options: options)
@@ -214,8 +227,13 @@ enum EntityOperations {
     }
 
     static func delete<Model: EntityConvertible>(_ models: [Model], in session: DatabaseSession) async throws -> Int {
-        let context = EntityContext()
-        let entities = try models.map { try $0.toEntity(context: context) }
-        return try await session.delete(entities)
+        func convert(_ models: ArraySlice<Model>) throws -> [Model.Entity] {
+            let context = EntityContext()
+            return try models.map { try $0.toEntity(context: context) }
+        }
+        guard models.count >= ParallelRows.minimum else { return try await session.delete(try convert(models[...])) }
+        let middle = models.count / 2
+        let (first, second) = try ParallelRows.both({ try convert(models[..<middle]) }, { try convert(models[middle...]) })
+        return try await session.delete(first + second)
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import PostgresNIO
 
 /// Entities and the cells of the rows they came from, which relationship loading reads.
@@ -60,36 +59,26 @@ extension DatabaseSession {
         return decoded
     }
 
-    /// Rows decoded in one result this large or larger are split between two threads (on more than one core).
-    static let rowsDecodedInParallel = ProcessInfo.processInfo.activeProcessorCount > 1 ? 4_096 : Int.max
-
     /// Every row of `cells` as an `E`, in order. A large result is decoded in two halves at once, each with its
     /// own decoder; an error is the one of the first bad row, as when decoding in order.
     static func decodeAll<E: EntityProtocol>(
         _ type: E.Type, _ cells: ResultCells, layout: RowLayout, description: EntityDescription
     ) throws -> [E] {
-        guard cells.count >= rowsDecodedInParallel else {
-            return try decodeRows(0..<cells.count, RowDecoder(layout: layout, cells: cells)).get()
+        guard cells.count >= ParallelRows.minimum else {
+            return try decodeRows(0..<cells.count, RowDecoder(layout: layout, cells: cells), as: E.self)
         }
         let middle = cells.count / 2
-        let halves = [0..<middle, middle..<cells.count]
-        let results = Mutex<[Result<[E], any Error>?]>([nil, nil])
-        DispatchQueue.concurrentPerform(iterations: 2) { half in
-            let decoder = RowDecoder(layout: half == 0 ? layout : RowLayout(description), cells: cells)
-            let result: Result<[E], any Error> = decodeRows(halves[half], decoder)
-            results.withLock { $0[half] = result }
-        }
-        let (first, second) = results.withLock { ($0[0]!, $0[1]!) }
-        return try first.get() + second.get()
+        let (first, second) = try ParallelRows.both(
+            { try decodeRows(0..<middle, RowDecoder(layout: layout, cells: cells), as: E.self) },
+            { try decodeRows(middle..<cells.count, RowDecoder(layout: RowLayout(description), cells: cells), as: E.self) })
+        return first + second
     }
 
-    private static func decodeRows<E: EntityProtocol>(_ rows: Range<Int>, _ decoder: RowDecoder) -> Result<[E], any Error> {
-        Result {
-            var entities: [E] = []
-            entities.reserveCapacity(rows.count)
-            for row in rows { entities.append(try Self.decode(E.self, row: row, decoder)) }
-            return entities
-        }
+    private static func decodeRows<E: EntityProtocol>(_ rows: Range<Int>, _ decoder: RowDecoder, as type: E.Type) throws -> [E] {
+        var entities: [E] = []
+        entities.reserveCapacity(rows.count)
+        for row in rows { entities.append(try Self.decode(E.self, row: row, decoder)) }
+        return entities
     }
 
     /// Decodes row `row` of the result `decoder` reads.
@@ -135,7 +124,7 @@ extension DatabaseSession {
     func delete<E: EntityProtocol>(_ entities: [E]) async throws -> Int {
         guard !entities.isEmpty else { return 0 }
         let description = try await describe(E.self)
-        let batch = try BatchColumns(entities, description: description, keysOnly: true)
+        let batch = try BatchColumns(entities, description: description, keysOnly: true, inParallel: true)
         var statement = Statement(sql: "")
         var parameters: [String] = []
         for key in description.keyColumns {

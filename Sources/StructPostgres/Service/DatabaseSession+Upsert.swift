@@ -32,7 +32,8 @@ extension DatabaseSession {
             return try await sendUpsert(prepared, E.self)
         }
         let description = try await describe(E.self)
-        return try await sendUpsert(try Self.prepareUpsert(entities, description: description, options: options, runtime: runtime), E.self)
+        let prepared = try Self.prepareUpsert(entities, description: description, options: options, runtime: runtime, inParallel: true)
+        return try await sendUpsert(prepared, E.self)
     }
 
     /// An upsert encoded and checked, ready to send: what can be done before waiting for the server.
@@ -47,18 +48,20 @@ extension DatabaseSession {
         let options: UpsertOptions
     }
 
-    /// Encodes and checks an upsert; a single row's makes the plan later single rows of `E` take.
+    /// Encodes and checks an upsert; a single row's makes the plan later single rows of `E` take. `inParallel`:
+    /// a large batch is encoded on more than one thread (see ``BatchColumns``).
     static func prepareUpsert<E: EntityProtocol>(
-        _ entities: ArraySlice<E>, description: EntityDescription, options: UpsertOptions, runtime: ServiceRuntime
+        _ entities: ArraySlice<E>, description: EntityDescription, options: UpsertOptions, runtime: ServiceRuntime,
+        inParallel: Bool
     ) throws -> PreparedUpsert {
-        let batch = try BatchColumns(entities, description: description)
+        let batch = try BatchColumns(entities, description: description, inParallel: inParallel)
         let shape = UpsertShape(
             entity: ObjectIdentifier(E.self),
             columns: batch.columns.map { .init(name: $0.name, wire: $0.arrayType, needsCast: $0.needsCast) },
             conflict: options.conflict, singleRow: batch.rowCount == 1)
-        let statement = bindColumns(batch, sql: try runtime.upsertText(shape) {
+        let statement = try bindColumns(batch, sql: try runtime.upsertText(shape) {
             try upsertSQL(batch, description: description, options: options)
-        })
+        }, inParallel: inParallel)
         let prepared = PreparedUpsert(
             statement: statement, rowCount: batch.rowCount, merged: batch.merged, columns: batch.columns.map(\.name),
             properties: batch.columns.map(\.property), description: description, options: options)
@@ -97,18 +100,20 @@ extension DatabaseSession {
     static func upsertStatement(
         _ batch: BatchColumns, description: EntityDescription, options: UpsertOptions
     ) throws -> Statement {
-        bindColumns(batch, sql: try upsertSQL(batch, description: description, options: options))
+        try bindColumns(batch, sql: try upsertSQL(batch, description: description, options: options), inParallel: false)
     }
 
-    /// The statement `sql` with one parameter per column of `batch`, in order: an array, or for a single row its value.
-    private static func bindColumns(_ batch: BatchColumns, sql: String) -> Statement {
+    /// The statement `sql` with one parameter per column of `batch`, in order: an array, or for a single row its
+    /// value. `inParallel`: the arrays of a large batch are encoded at once, one column per thread.
+    static func bindColumns(_ batch: BatchColumns, sql: String, inParallel: Bool) throws -> Statement {
         var statement = Statement(sql: sql, parameters: batch.columns.count)
-        for column in batch.columns {
-            if batch.rowCount == 1 {
-                _ = statement.bind(column.values[0], declaredAs: column.arrayType)
-            } else {
-                _ = statement.bind(array: BinaryColumnArray(element: column.arrayType, values: column.values))
-            }
+        if batch.rowCount == 1 {
+            for column in batch.columns { _ = statement.bind(column.values[0], declaredAs: column.arrayType) }
+        } else if inParallel, batch.rowCount >= ParallelRows.minimum {
+            let arrays = batch.columns.map { BinaryColumnArray(element: $0.arrayType, values: $0.values) }
+            for encoded in try ParallelRows.map(arrays.count, { try arrays[$0].encoded() }) { _ = statement.bind(array: encoded) }
+        } else {
+            for column in batch.columns { _ = statement.bind(array: BinaryColumnArray(element: column.arrayType, values: column.values)) }
         }
         return statement
     }

@@ -45,6 +45,13 @@ struct Statement: Sendable {
         types.append(array.psqlType)
         return "$\(bindings.count)"
     }
+
+    mutating func bind(array: BinaryColumnArray.Encoded) -> String {
+        values.append(.array(array.firstValues, element: array.element))
+        try! bindings.append(array)
+        types.append(array.psqlType)
+        return "$\(bindings.count)"
+    }
 }
 
 extension Statement {

@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+@testable import StructPostgres
+
+private struct Counted: StoredModel {
+    static let table = "counted"
+    var uuid: UUID
+    var label: String?
+    var count: Int
+}
+
+/// A batch of ``ParallelRows/minimum`` rows or more is encoded in two halves at once, its columns checked and
+/// its arrays encoded at once: the result must be the one of working in order, errors included.
+@Suite(.enabled(if: ParallelRows.minimum < .max, "one core: batches are only encoded in order"))
+struct ParallelEncodingTests {
+    private let rows = 10_000
+
+    private func description() throws -> EntityDescription {
+        func column(_ name: String, _ type: String, _ category: Character) -> TableSchema.Column {
+            .init(name: name, typeName: type, baseName: type, category: category, maxLength: nil, numericPrecision: nil, castName: type)
+        }
+        let columns = [column("uuid", "uuid", "U"), column("label", "text", "S"), column("count", "int2", "N")]
+        let schema = TableSchema(
+            table: "counted", quotedTable: "\"counted\"", columns: Dictionary(uniqueKeysWithValues: columns.map { ($0.name, $0) }),
+            columnOrder: columns.map(\.name), uniqueKeys: [["uuid"]])
+        return try EntityDescription(Counted.self, schema: schema)
+    }
+
+    /// Rows with null labels, and the first 50 keys given again in the second half (merged, the last one kept).
+    private func batch() -> [Counted] {
+        var batch = (0..<rows).map { Counted(uuid: UUID(), label: $0 % 7 == 0 ? nil : "label \($0) é", count: $0 % 30_000) }
+        for index in 0..<50 { batch[6_000 + index].uuid = batch[index].uuid }
+        return batch
+    }
+
+    @Test func aLargeBatchEncodedInHalvesIsTheOneEncodedInOrder() throws {
+        let (description, batch) = (try description(), batch())
+        let inOrder = try BatchColumns(batch, description: description, inParallel: false)
+        let inHalves = try BatchColumns(batch, description: description, inParallel: true)
+        #expect(inHalves.merged == 50)
+        #expect(inHalves.rowCount == rows - 50)
+        #expect(inHalves.columns.map(\.name) == ["uuid", "label", "count"])
+        for (parallel, ordered) in zip(inHalves.columns, inOrder.columns) {
+            #expect(parallel.wire == ordered.wire)
+            #expect(parallel.values == ordered.values, "column \(parallel.name)")
+        }
+        #expect(inHalves.columns[1].values[0] == .text(batch[6_000].label!), "the first row holds its key's last version")
+
+        let sql = "SELECT 1"
+        let bound = try DatabaseSession.bindColumns(inHalves, sql: sql, inParallel: true)
+        #expect(bound.bindings == (try DatabaseSession.bindColumns(inOrder, sql: sql, inParallel: false)).bindings)
+        #expect(bound.types == [.uuidArray, .textArray, .int8Array])
+    }
+
+    @Test func theFirstBadValueOfAColumnIsReportedWhicheverHalfItIsIn() throws {
+        let description = try description()
+        var batch = batch()
+        batch[9_000].label = "nul \0 byte"
+        let late = #expect(throws: StructPostgresError.self) { try BatchColumns(batch, description: description, inParallel: true) }
+        #expect(late?.rowKey == "uuid=\(batch[9_000].uuid.uuidString)")
+        batch[100].label = "another \0"
+        let early = #expect(throws: StructPostgresError.self) { try BatchColumns(batch, description: description, inParallel: true) }
+        #expect(early?.rowKey == "uuid=\(batch[100].uuid.uuidString)")
+    }
+
+    /// Columns are checked at once: a bad value in an earlier column is reported before one in a later column,
+    /// whichever row either is in.
+    @Test func theFirstColumnWithABadValueIsReported() throws {
+        let description = try description()
+        var batch = batch()
+        batch[10].count = 40_000  // out of int2's range
+        batch[9_500].label = "nul \0 byte"
+        let error = #expect(throws: StructPostgresError.self) { try BatchColumns(batch, description: description, inParallel: true) }
+        #expect(error?.property == "label")
+        let inOrder = #expect(throws: StructPostgresError.self) { try BatchColumns(batch, description: description, inParallel: false) }
+        #expect(error?.message == inOrder?.message)
+    }
+}
