@@ -47,13 +47,16 @@ struct Bench {
         }
     }
 
-    /// Runs `body` once per contender per round, contenders alternating; returns each contender's figures.
+    /// Runs `body` once per contender per round and returns each contender's figures, round by round.
+    /// Hand-written goes first in even rounds and StructPostgres in odd ones, so neither always follows the other;
+    /// Fluent goes last.
     func rounds(
         _ rounds: Int, fluent useFluent: Bool = true, fluentRounds: Int = .max, _ body: (Contender) async throws -> Double
     ) async throws -> [Contender: [Double]] {
         var figures: [Contender: [Double]] = [:]
         for round in 0..<rounds {
-            for contender in Contender.allCases where contender != .fluent || (useFluent && fluent != nil && round < fluentRounds) {
+            let order: [Contender] = round.isMultiple(of: 2) ? [.handWritten, .library, .fluent] : [.library, .handWritten, .fluent]
+            for contender in order where contender != .fluent || (useFluent && fluent != nil && round < fluentRounds) {
                 if let profiled = options.profiled, profiled != contender {
                     figures[contender, default: []].append(1)
                     continue

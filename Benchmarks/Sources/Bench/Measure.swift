@@ -36,9 +36,9 @@ struct Report {
         let fluent: Double?
         let target: Target
         let fluentTarget: Target
-
-        /// The library's figure over hand-written's: throughput ratio, or latency ratio for latencies.
-        var ratio: Double { library / handWritten }
+        /// The library's figure over hand-written's (throughput ratio, or latency ratio for latencies); for a
+        /// workload run in rounds, the median of each round's ratio.
+        let ratio: Double
         /// How many times faster than Fluent the library is.
         var speedup: Double? { fluent.map { better == .higher ? library / $0 : $0 / library } }
     }
@@ -63,13 +63,28 @@ struct Report {
         return sorted[min(sorted.count - 1, max(0, Int((Double(sorted.count) * p).rounded(.up)) - 1))]
     }
 
+    /// A workload run in rounds (see `Bench.rounds`): each contender's median figure, and as the ratio the median
+    /// of the rounds' ratios. The two contenders of a round ran back to back, so a slow spell of the machine
+    /// (it shares two cores with the server) weighs on both figures of one ratio rather than on one contender's
+    /// median; every round's ratio is printed too.
+    mutating func add(
+        _ workload: String, unit: String, rounds figures: [Contender: [Double]], target: Target, fluentTarget: Target = .none
+    ) {
+        let (handWritten, library) = (figures[.handWritten]!, figures[.library]!)
+        let ratios = zip(library, handWritten).map { $0 / $1 }
+        add(
+            workload, unit: unit, better: .higher, handWritten: Self.median(handWritten), library: Self.median(library),
+            fluent: figures[.fluent].map(Self.median), ratio: Self.median(ratios), target: target, fluentTarget: fluentTarget)
+        if ratios.count > 1 { note(workload, "each round", "StructPostgres / hand-written: " + ratios.map(format).joined(separator: " ")) }
+    }
+
     mutating func add(
         _ workload: String, unit: String, better: Better, handWritten: Double, library: Double, fluent: Double? = nil,
-        target: Target, fluentTarget: Target = .none
+        ratio: Double? = nil, target: Target, fluentTarget: Target = .none
     ) {
         let result = Result(
             workload: workload, unit: unit, better: better, handWritten: handWritten, library: library, fluent: fluent,
-            target: target, fluentTarget: fluentTarget)
+            target: target, fluentTarget: fluentTarget, ratio: ratio ?? library / handWritten)
         results.append(result)
         say(line(workload, "hand-written", handWritten, unit, "1.00"))
         say(line(workload, "StructPostgres", library, unit, format(result.ratio), verdict(result.ratio, target)))
@@ -92,7 +107,7 @@ struct Report {
 
     /// Prints an extra figure (memory, say) that has no contender ratio.
     func note(_ workload: String, _ contender: String, _ text: String) {
-        say(workload.padding(toLength: 44, withPad: " ", startingAt: 0) + contender.padding(toLength: 16, withPad: " ", startingAt: 0) + text)
+        say(workload.padding(toLength: 52, withPad: " ", startingAt: 0) + contender.padding(toLength: 16, withPad: " ", startingAt: 0) + text)
     }
 
     /// The results as a Markdown table, for the README.
@@ -128,7 +143,7 @@ struct Report {
     }
 
     private func line(_ workload: String, _ contender: String, _ value: Double, _ unit: String, _ ratio: String, _ note: String = "") -> String {
-        workload.padding(toLength: 44, withPad: " ", startingAt: 0)
+        workload.padding(toLength: 52, withPad: " ", startingAt: 0)
             + contender.padding(toLength: 16, withPad: " ", startingAt: 0)
             + (figure(value) + " " + unit).padding(toLength: 22, withPad: " ", startingAt: 0)
             + ratio.padding(toLength: 7, withPad: " ", startingAt: 0) + note

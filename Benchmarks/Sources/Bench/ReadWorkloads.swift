@@ -29,7 +29,7 @@ extension Bench {
         report.addLatencies("W2 reviews of a book", latencies)
 
         let sample = BenchData.books(0..<books, authors: options.authors, version: 0)
-        let throughput = try await rounds(options.rounds) { contender in
+        let throughput = try await rounds(options.shortRounds) { contender in
             var fetched: [BenchBook] = []
             let seconds = try await Report.seconds {
                 switch contender {
@@ -45,9 +45,7 @@ extension Bench {
             return Double(books) / seconds
         }
         report.add(
-            "W2 fetch all \(books) books", unit: "rows/s", better: .higher,
-            handWritten: Report.median(throughput[.handWritten]!), library: Report.median(throughput[.library]!),
-            fluent: throughput[.fluent].map(Report.median), target: .atLeast(0.85), fluentTarget: .atLeast(2))
+            "W2 fetch all \(books) books", unit: "rows/s", rounds: throughput, target: .atLeast(0.85), fluentTarget: .atLeast(2))
     }
 
     /// W6: the stores x books x reviews x authors graph, written into empty tables (each contender in turn),
@@ -56,8 +54,7 @@ extension Bench {
         let stores = BenchData.graph(stores: options.stores, booksPerStore: 20, reviewsPerBook: 5, authors: min(200, options.authors))
         let expected = stores.sorted { $0.uuid.uuidString < $1.uuid.uuidString }
         let census = BenchData.census(stores)
-        // A write of the graph takes a third of a second: more rounds steady its median, as for the read.
-        let writeTimes = try await rounds(options.rounds * 2 - 1) { contender in
+        let writeTimes = try await rounds(options.shortRounds) { contender in
             try await service.execute(unsafeSQL: "TRUNCATE reviews, store_books, books, stores, authors")
             try await settle()
             let write = try await Report.seconds {
@@ -74,9 +71,9 @@ extension Bench {
             return Double(census[1]) / write
         }
         try await settle()
-        // A read of the graph takes a tenth of a second: more rounds steady its median. Fluent's eager loading
-        // takes seconds here: one read tells its ratio well enough (140x to 220x against a target of 2x).
-        let readTimes = try await rounds(options.rounds * 2 - 1, fluentRounds: 1) { contender in
+        // Fluent's eager loading takes seconds here: one read tells its ratio well enough (140x to 220x against
+        // a target of 2x).
+        let readTimes = try await rounds(options.shortRounds, fluentRounds: 1) { contender in
             var read: [GraphStore] = []
             let seconds = try await Report.seconds {
                 switch contender {
@@ -92,13 +89,9 @@ extension Bench {
         }
         let label = "\(census[0]) stores x 20 books x 5 reviews"
         report.add(
-            "W6 write graph (\(label))", unit: "books/s", better: .higher,
-            handWritten: Report.median(writeTimes[.handWritten]!), library: Report.median(writeTimes[.library]!),
-            fluent: writeTimes[.fluent].map(Report.median), target: .atLeast(0.9), fluentTarget: .atLeast(2))
+            "W6 write graph (\(label))", unit: "books/s", rounds: writeTimes, target: .atLeast(0.9), fluentTarget: .atLeast(2))
         report.add(
-            "W6 read graph (\(label))", unit: "books/s", better: .higher,
-            handWritten: Report.median(readTimes[.handWritten]!), library: Report.median(readTimes[.library]!),
-            fluent: readTimes[.fluent].map(Report.median), target: .atLeast(0.9), fluentTarget: .atLeast(2))
+            "W6 read graph (\(label))", unit: "books/s", rounds: readTimes, target: .atLeast(0.9), fluentTarget: .atLeast(2))
     }
 
     /// W7: every row of a `streamRows`-row table, one struct at a time: rows per second and peak memory.
@@ -126,9 +119,7 @@ extension Bench {
             return Double(rows) / seconds
         }
         report.add(
-            "W7 stream \(rows) rows", unit: "rows/s", better: .higher,
-            handWritten: Report.median(throughput[.handWritten]!), library: Report.median(throughput[.library]!),
-            fluent: throughput[.fluent].map(Report.median), target: .none)
+            "W7 stream \(rows) rows", unit: "rows/s", rounds: throughput, target: .none)
         report.add(
             "W7 stream \(rows) rows: peak RSS", unit: "MB", better: .lower,
             handWritten: peaks[.handWritten] ?? 1, library: peaks[.library] ?? 1, fluent: peaks[.fluent], target: .none)
