@@ -3,14 +3,17 @@ import Testing
 @testable import Bookstore
 @testable import StructPostgres
 
-/// A book whose conversion fails for some rows, to show which failure a call reports.
+/// A book whose conversion fails for some rows, to show which failure a call reports, or registers a second
+/// book of its own.
 private struct Fussy: EntityConvertible {
     typealias Entity = FussyEntity
     var uuid = UUID()
     var refused = false
+    var companion: UUID?
 
     func toEntity(context: EntityContext) throws -> FussyEntity {
         guard !refused else { throw StructPostgresError(.invalidValue, "book \(uuid) refused", entity: "FussyEntity") }
+        if let companion { context.register(FussyEntity(uuid: companion, title: "companion")) }
         return FussyEntity(uuid: uuid, title: "kept")
     }
 }
@@ -26,8 +29,9 @@ private struct FussyEntity: EntityProtocol {
 /// joined): what is written, and the error reported, must be those of converting them in order.
 @Suite(.enabled(if: ParallelRows.minimum < .max, "one core: models are only converted in order"))
 struct ParallelConversionTests {
-    /// 5,000 stores of two books each, with 10 authors between them and a book every store in both halves shares.
-    private func stores() -> [StoreModel] {
+    /// 5,000 stores, those from `booksFrom` on with books: their own, with an author of 10 and a review, and every
+    /// other one a book they all share.
+    private func stores(booksFrom: Int = 0) -> [StoreModel] {
         let authors = (0..<10).map { AuthorModel(uuid: UUID(), name: "Author \($0)") }
         let shared = BookModel(uuid: UUID(), title: "Shared", price: 1, publisher: nil, author: authors[0], reviews: nil)
         return (0..<5_000).map { index in
@@ -35,33 +39,41 @@ struct ParallelConversionTests {
             let own = BookModel(
                 uuid: book, title: "Book \(index)", price: Double(index), publisher: "P", author: authors[index % 10],
                 reviews: [ReviewModel(uuid: UUID(), bookID: book, content: "R\(index)", createdAt: Date(timeIntervalSince1970: Double(index)))])
-            return StoreModel(uuid: UUID(), brand: "Store \(index)", books: index % 2 == 0 ? [own, shared] : [own])
+            let books = index < booksFrom ? nil : index % 2 == 0 ? [own, shared] : [own]
+            return StoreModel(uuid: UUID(), brand: "Store \(index)", books: books)
         }
     }
 
-    @Test func aLargeGraphConvertedInHalvesIsTheUnitOfWorkOfConvertingInOrder() throws {
-        let stores = stores()
+    /// With books throughout, and with books in the second half only (its types and join sets new to the first's).
+    @Test(arguments: [0, 2_500])
+    func aLargeGraphConvertedInHalvesIsTheUnitOfWorkOfConvertingInOrder(booksFrom: Int) throws {
+        let stores = stores(booksFrom: booksFrom)
         let inOrder = try EntityOperations.unitOfWork(stores[...], inParallel: false)
         let inHalves = try EntityOperations.unitOfWork(stores[...], inParallel: true)
         func keys(_ context: EntityContext) -> [String] {
             context.registeredBatches.map { batch in
-                let uuids: [UUID] = switch batch {
-                case let books as TypedEntityBatch<BookEntity>: books.entities.map(\.uuid)
-                case let authors as TypedEntityBatch<AuthorModel>: authors.entities.map(\.uuid)
-                case let reviews as TypedEntityBatch<ReviewModel>: reviews.entities.map(\.uuid)
-                case let stores as TypedEntityBatch<StoreEntity>: stores.entities.map(\.uuid)
-                default: []
+                let uuids: [UUID]
+                switch batch {
+                case let books as TypedEntityBatch<BookEntity>: uuids = books.entities.map(\.uuid)
+                case let authors as TypedEntityBatch<AuthorModel>: uuids = authors.entities.map(\.uuid)
+                case let reviews as TypedEntityBatch<ReviewModel>: uuids = reviews.entities.map(\.uuid)
+                case let stores as TypedEntityBatch<StoreEntity>: uuids = stores.entities.map(\.uuid)
+                default:
+                    Issue.record("a batch of \(batch.entityName)")
+                    uuids = []
                 }
                 return "\(batch.table): " + uuids.map(\.uuidString).joined(separator: ",")
             }
         }
-        #expect(inHalves.registeredBatches.map(\.table) == ["reviews", "authors", "books", "stores"])
+        let tables = booksFrom == 0 ? ["reviews", "authors", "books", "stores"] : ["stores", "reviews", "authors", "books"]
+        #expect(inHalves.registeredBatches.map(\.table) == tables)
         #expect(keys(inHalves) == keys(inOrder))
-        #expect(inHalves.registeredBatches.map(\.count) == [5_000, 7_500, 7_500, 5_000])
+        let withBooks = stores.filter { $0.books != nil }
+        #expect(inHalves.registeredBatches.first { $0.table == "books" }?.count == withBooks.reduce(0) { $0 + $1.books!.count })
         let sets = inHalves.registeredJoinSets.compactMap { $0 as? JoinSetBatch<StoreEntity> }
         #expect(sets.count == 1)
-        #expect(sets.first?.sources.map(\.uuid) == stores.map(\.uuid))
-        #expect(sets.first?.sources.map { $0.books.count } == stores.map { $0.books!.count })
+        #expect(sets.first?.sources.map(\.uuid) == withBooks.map(\.uuid))
+        #expect(sets.first?.sources.map { $0.books.count } == withBooks.map { $0.books!.count })
     }
 
     @Test func aLargeGraphIsWrittenWhole() async throws {
@@ -92,6 +104,19 @@ struct ParallelConversionTests {
             #expect(deleteError?.message == "book \(books[20].uuid) refused")
             let stored = try await rowCount("books", service)
             #expect(stored == 0)
+        }
+    }
+
+    /// A book a conversion registers besides its own is written, in a call of one statement or of several.
+    @Test(arguments: [3, 10_001])
+    func aBookRegisteredBesideTheConvertedOnesIsWritten(count: Int) async throws {
+        try await withTables(BookSchema.create) { service, _ in
+            var books = (0..<count).map { _ in Fussy() }
+            books[count - 1].companion = UUID()
+            let result = try await service.update(entities: books)
+            #expect(result.inserted == count + 1)
+            let companions = try await service.fetch(Fussy.self, where: .equal("uuid", books[count - 1].companion!))
+            #expect(companions.count == 1)
         }
     }
 

@@ -1,7 +1,8 @@
 import Foundation
 
 /// Work on many rows spread over two threads or more: decoding a large result, converting, encoding and
-/// checking a large batch. Errors come out as working in order would meet them.
+/// checking a large batch. Errors come out as working in order would meet them; a cancellation of the calling
+/// task is noticed once the work is done.
 ///
 /// The closures run on other threads without being `@Sendable`: each must work on what it alone changes
 /// (its own half of the rows, its own decoder or encoder), reading only what nothing changes meanwhile.
@@ -21,6 +22,12 @@ enum ParallelRows {
                 return (try results.first!.get(), try results.second!.get())
             }
         }
+    }
+
+    /// `body` on the first and on the second half of `rows` at once; when both throw, the error is the first half's.
+    static func halves<T>(_ rows: Range<Int>, _ body: (Range<Int>) throws -> T) throws -> (T, T) {
+        let middle = rows.lowerBound + rows.count / 2
+        return try both({ try body(rows.lowerBound..<middle) }, { try body(middle..<rows.upperBound) })
     }
 
     /// `body(index)` for every index of `0..<count`, spread over the cores; the first error in index order.

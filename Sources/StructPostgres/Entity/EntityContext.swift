@@ -85,7 +85,8 @@ protocol EntityBatch: AnyObject {
     var table: String { get }
     var entityName: String { get }
     var count: Int { get }
-    func write(in session: DatabaseSession, options: UpsertOptions) async throws -> UpsertResult
+    /// `inParallel`: nothing else is encoded meanwhile, so a large batch may take more than one thread.
+    func write(in session: DatabaseSession, options: UpsertOptions, inParallel: Bool) async throws -> UpsertResult
     /// The encoding of the batch's upsert, to run away from the connection; `nil` when the batch takes more than one statement.
     /// `inParallel`: for the first of several batches, whose encoding nothing else runs beside.
     func preparation(
@@ -104,8 +105,8 @@ final class TypedEntityBatch<Entity: EntityProtocol>: EntityBatch {
     var entityName: String { "\(Entity.self)" }
     var count: Int { entities.count }
 
-    func write(in session: DatabaseSession, options: UpsertOptions) async throws -> UpsertResult {
-        try await session.upsert(entities, options: options)
+    func write(in session: DatabaseSession, options: UpsertOptions, inParallel: Bool) async throws -> UpsertResult {
+        try await session.upsert(entities, options: options, inParallel: inParallel)
     }
 
     func preparation(
@@ -146,6 +147,6 @@ final class JoinSetBatch<Source: EntityProtocol>: JoinSetWrite {
     }
 
     func append(contentsOf other: any JoinSetWrite) {
-        sources += unsafeDowncast(other, to: Self.self).sources
+        sources += (other as! Self).sources
     }
 }

@@ -1,7 +1,8 @@
 /// A row of one table: the stored side of the pattern (Core Data's `NSManagedObject` subclass).
 ///
 /// Columns come from the entity's `CodingKeys`, turned into snake_case (``columnNaming``):
-/// `authorID` is stored in `author_id`. The conflict key of upserts is ``uniqueKey``.
+/// `authorID` is stored in `author_id`. The conflict key of upserts is ``uniqueKey``. A batch of 4,096
+/// entities or more may be encoded (`encode(to:)`) and decoded (`init(from:)`) on two threads at once.
 ///
 /// ```swift
 /// struct BookEntity: EntityProtocol {
@@ -51,7 +52,8 @@ public protocol EntityConvertible: Sendable {
     associatedtype Entity: EntityProtocol where Entity.Model == Self
 
     /// Builds the row for this model. Related models registered through `context` are written
-    /// in the same unit of work, before this one.
+    /// in the same unit of work, before this one. A call with 4,096 models or more may convert them on two
+    /// threads at once, each half into its own context (joined afterwards as if converted in order).
     func toEntity(context: EntityContext) throws -> Entity
 }
 

@@ -105,14 +105,11 @@ struct BatchColumns: Sendable {
         let rest = (entities.startIndex + 1)..<entities.endIndex
         var collected: [[ColumnValue]]
         if inParallel, entities.count >= ParallelRows.minimum {
-            let middle = rest.lowerBound + rest.count / 2
-            let (head, tail) = try ParallelRows.both(
-                { try collect(rest.lowerBound..<middle, into: first); return first.columns },
-                {
-                    let second = collector(capacity: rest.upperBound - middle)
-                    try collect(middle..<rest.upperBound, into: second)
-                    return second.columns
-                })
+            let (head, tail) = try ParallelRows.halves(rest) { rows in
+                let half = rows.lowerBound == rest.lowerBound ? first : collector(capacity: rows.count)
+                try collect(rows, into: half)
+                return half.columns
+            }
             collected = head
             for index in collected.indices { collected[index].append(contentsOf: tail[index]) }
         } else {

@@ -105,15 +105,14 @@ enum EntityOperations {
 
     /// Converts the models into a unit of work. `inParallel`: ``ParallelRows/minimum`` models or more are
     /// converted in two halves at once, as if in order (the first error is the first half's).
-    static func unitOfWork<Model: EntityConvertible>(_ models: ArraySlice<Model>, inParallel: Bool = true) throws -> EntityContext {
-        func convert(_ models: ArraySlice<Model>) throws -> EntityContext {
+    static func unitOfWork<Model: EntityConvertible>(_ models: ArraySlice<Model>, inParallel: Bool) throws -> EntityContext {
+        func convert(_ rows: Range<Int>) throws -> EntityContext {
             let context = EntityContext()
-            for model in models { try context.insert(model) }
+            for model in models[rows] { try context.insert(model) }
             return context
         }
-        guard inParallel, models.count >= ParallelRows.minimum else { return try convert(models) }
-        let middle = models.startIndex + models.count / 2
-        let (first, second) = try ParallelRows.both({ try convert(models[..<middle]) }, { try convert(models[middle...]) })
+        guard inParallel, models.count >= ParallelRows.minimum else { return try convert(models.indices) }
+        let (first, second) = try ParallelRows.halves(models.indices, convert)
         first.append(second)
         return first
     }
@@ -127,7 +126,7 @@ enum EntityOperations {
     ) async throws -> UpsertResult {
         let description = try await session.describe(Model.Entity.self)
         guard Model.Entity.relationships.isEmpty, !description.schema.referencesItself else {
-            return try await write(try unitOfWork(models[...]), in: session, options: options)
+            return try await write(try unitOfWork(models[...], inParallel: true), in: session, options: options)
         }
         let size = DatabaseSession.rowsPerStatement
         let runtime = session.runtime
@@ -191,7 +190,7 @@ enum EntityOperations {
         var total = UpsertResult()
         let batches = try await foreignKeyOrder(work.registeredBatches, session)
         if batches.count == 1 {
-            total = try await batches[0].write(in: session, options: options)
+            total = try await batches[0].write(in: session, options: options, inParallel: true)
         } else {
             var preparations: [(@Sendable () throws -> DatabaseSession.PreparedUpsert?)?] = []
             for (index, batch) in batches.enumerated() {
@@ -199,7 +198,8 @@ enum EntityOperations {
             }
             total = try await pipelined(batches.count, prepare: { preparations[$0] }) { index, prepared in
                 if let prepared { return try await batches[index].send(prepared, in: session) }
-                return try await batches[index].write(in: session, options: options)
+                // The next table's preparation runs meanwhile: this one takes a single thread.
+                return try await batches[index].write(in: session, options: options, inParallel: false)
             }
         }
         for sets in work.registeredJoinSets {
@@ -227,13 +227,12 @@ enum EntityOperations {
     }
 
     static func delete<Model: EntityConvertible>(_ models: [Model], in session: DatabaseSession) async throws -> Int {
-        func convert(_ models: ArraySlice<Model>) throws -> [Model.Entity] {
+        func convert(_ rows: Range<Int>) throws -> [Model.Entity] {
             let context = EntityContext()
-            return try models.map { try $0.toEntity(context: context) }
+            return try models[rows].map { try $0.toEntity(context: context) }
         }
-        guard models.count >= ParallelRows.minimum else { return try await session.delete(try convert(models[...])) }
-        let middle = models.count / 2
-        let (first, second) = try ParallelRows.both({ try convert(models[..<middle]) }, { try convert(models[middle...]) })
+        guard models.count >= ParallelRows.minimum else { return try await session.delete(try convert(models.indices)) }
+        let (first, second) = try ParallelRows.halves(models.indices, convert)
         return try await session.delete(first + second)
     }
 }

@@ -67,10 +67,9 @@ extension DatabaseSession {
         guard cells.count >= ParallelRows.minimum else {
             return try decodeRows(0..<cells.count, RowDecoder(layout: layout, cells: cells), as: E.self)
         }
-        let middle = cells.count / 2
-        let (first, second) = try ParallelRows.both(
-            { try decodeRows(0..<middle, RowDecoder(layout: layout, cells: cells), as: E.self) },
-            { try decodeRows(middle..<cells.count, RowDecoder(layout: RowLayout(description), cells: cells), as: E.self) })
+        let (first, second) = try ParallelRows.halves(0..<cells.count) { rows in
+            try decodeRows(rows, RowDecoder(layout: rows.lowerBound == 0 ? layout : RowLayout(description), cells: cells), as: E.self)
+        }
         return first + second
     }
 

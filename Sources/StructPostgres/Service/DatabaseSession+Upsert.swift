@@ -10,13 +10,16 @@ extension DatabaseSession {
     /// flat however large the batch (callers run them in one transaction). A key repeated in two chunks is
     /// written twice, the last one winning, and counted as updated rather than merged.
     /// A table with a foreign key to itself is always written with one statement: a row may reference a later one.
-    func upsert<E: EntityProtocol>(_ entities: [E], options: UpsertOptions) async throws -> UpsertResult {
+    /// `inParallel`: nothing else is encoded meanwhile, so a chunk of ``ParallelRows/minimum`` rows or more is
+    /// encoded on more than one thread.
+    func upsert<E: EntityProtocol>(_ entities: [E], options: UpsertOptions, inParallel: Bool) async throws -> UpsertResult {
         guard entities.count > Self.rowsPerStatement, try await !describe(E.self).schema.referencesItself else {
-            return try await upsertChunk(entities[...], options: options)
+            return try await upsertChunk(entities[...], options: options, inParallel: inParallel)
         }
         var total = UpsertResult()
         for start in stride(from: 0, to: entities.count, by: Self.rowsPerStatement) {
-            total = total + (try await upsertChunk(entities[start..<min(entities.count, start + Self.rowsPerStatement)], options: options))
+            let chunk = entities[start..<min(entities.count, start + Self.rowsPerStatement)]
+            total = total + (try await upsertChunk(chunk, options: options, inParallel: inParallel))
         }
         return total
     }
@@ -24,7 +27,7 @@ extension DatabaseSession {
     /// Rows per upsert statement: larger batches are split.
     static let rowsPerStatement = 10_000
 
-    private func upsertChunk<E: EntityProtocol>(_ entities: ArraySlice<E>, options: UpsertOptions) async throws -> UpsertResult {
+    private func upsertChunk<E: EntityProtocol>(_ entities: ArraySlice<E>, options: UpsertOptions, inParallel: Bool) async throws -> UpsertResult {
         guard !entities.isEmpty else { return UpsertResult() }
         if entities.count == 1,
            let prepared = runtime.singleRowPlan(.init(entity: ObjectIdentifier(E.self), conflict: options.conflict))?
@@ -32,7 +35,7 @@ extension DatabaseSession {
             return try await sendUpsert(prepared, E.self)
         }
         let description = try await describe(E.self)
-        let prepared = try Self.prepareUpsert(entities, description: description, options: options, runtime: runtime, inParallel: true)
+        let prepared = try Self.prepareUpsert(entities, description: description, options: options, runtime: runtime, inParallel: inParallel)
         return try await sendUpsert(prepared, E.self)
     }
 

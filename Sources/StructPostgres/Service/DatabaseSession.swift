@@ -40,14 +40,16 @@ struct Statement: Sendable {
     }
 
     mutating func bind(array: BinaryColumnArray) -> String {
-        values.append(.array(Array(array.values.prefix(5)), element: array.element))
-        try! bindings.append(array)
-        types.append(array.psqlType)
-        return "$\(bindings.count)"
+        bind(array, shown: .array(Array(array.values.prefix(5)), element: array.element))
     }
 
     mutating func bind(array: BinaryColumnArray.Encoded) -> String {
-        values.append(.array(array.firstValues, element: array.element))
+        bind(array, shown: .array(array.firstValues, element: array.element))
+    }
+
+    /// Binds an array parameter; `shown` is what errors and logs show of it.
+    private mutating func bind(_ array: some PostgresThrowingDynamicTypeEncodable, shown: ColumnValue) -> String {
+        values.append(shown)
         try! bindings.append(array)
         types.append(array.psqlType)
         return "$\(bindings.count)"

@@ -80,7 +80,7 @@ public final class PostgresService: CoreDataServiceProtocol, Service {
         if entities.count > DatabaseSession.rowsPerStatement {
             return try await transaction { try await EntityOperations.writeInSlices(entities, in: $0.session, options: options) }
         }
-        let work = try EntityOperations.unitOfWork(entities[...])
+        let work = try EntityOperations.unitOfWork(entities[...], inParallel: true)
         guard !work.isEmpty else { return UpsertResult() }
         if work.statementCount == 1 {
             return try await withSession { try await EntityOperations.write(work, in: $0, options: options) }

@@ -107,7 +107,7 @@ public final class PostgresTransaction: CoreDataServiceProtocol {
         if entities.count > DatabaseSession.rowsPerStatement {
             return try await transaction { try await EntityOperations.writeInSlices(entities, in: $0.session, options: options) }
         }
-        let work = try EntityOperations.unitOfWork(entities[...])
+        let work = try EntityOperations.unitOfWork(entities[...], inParallel: true)
         guard work.statementCount > 1 else { return try await EntityOperations.write(work, in: session, options: options) }
         // Several statements: a savepoint keeps the batch all-or-nothing even if the caller catches the error.
         return try await transaction { try await EntityOperations.write(work, in: $0.session, options: options) }
