@@ -39,8 +39,9 @@ struct Report {
         /// The library's figure over hand-written's (throughput ratio, or latency ratio for latencies); for a
         /// workload run in rounds, the median of each round's ratio.
         let ratio: Double
-        /// How many times faster than Fluent the library is.
-        var speedup: Double? { fluent.map { better == .higher ? library / $0 : $0 / library } }
+        /// How many times faster than Fluent the library is; for a workload run in rounds, the median of the
+        /// rounds Fluent ran in.
+        let speedup: Double?
     }
 
     private(set) var results: [Result] = []
@@ -63,28 +64,32 @@ struct Report {
         return sorted[min(sorted.count - 1, max(0, Int((Double(sorted.count) * p).rounded(.up)) - 1))]
     }
 
-    /// A workload run in rounds (see `Bench.rounds`): each contender's median figure, and as the ratio the median
-    /// of the rounds' ratios. The two contenders of a round ran back to back, so a slow spell of the machine
+    /// A workload run in rounds (see `Bench.rounds`): each contender's median figure, and as the ratios the
+    /// medians of the rounds' ratios. The contenders of a round ran back to back, so a slow spell of the machine
     /// (it shares two cores with the server) weighs on both figures of one ratio rather than on one contender's
-    /// median; every round's ratio is printed too.
+    /// median; every round's ratios are printed too. Fluent runs in the first rounds only, when it runs fewer.
     mutating func add(
         _ workload: String, unit: String, rounds figures: [Contender: [Double]], target: Target, fluentTarget: Target = .none
     ) {
         let (handWritten, library) = (figures[.handWritten]!, figures[.library]!)
         let ratios = zip(library, handWritten).map { $0 / $1 }
+        let speedups = figures[.fluent].map { fluent in zip(library, fluent).map { $0 / $1 } }
         add(
             workload, unit: unit, better: .higher, handWritten: Self.median(handWritten), library: Self.median(library),
-            fluent: figures[.fluent].map(Self.median), ratio: Self.median(ratios), target: target, fluentTarget: fluentTarget)
+            fluent: figures[.fluent].map(Self.median), ratio: Self.median(ratios), speedup: speedups.map(Self.median),
+            target: target, fluentTarget: fluentTarget)
         if ratios.count > 1 { note(workload, "each round", "StructPostgres / hand-written: " + ratios.map(format).joined(separator: " ")) }
+        if let speedups, speedups.count > 1 { note(workload, "each round", "StructPostgres / Fluent: " + speedups.map(format).joined(separator: " ")) }
     }
 
     mutating func add(
         _ workload: String, unit: String, better: Better, handWritten: Double, library: Double, fluent: Double? = nil,
-        ratio: Double? = nil, target: Target, fluentTarget: Target = .none
+        ratio: Double? = nil, speedup: Double? = nil, target: Target, fluentTarget: Target = .none
     ) {
         let result = Result(
             workload: workload, unit: unit, better: better, handWritten: handWritten, library: library, fluent: fluent,
-            target: target, fluentTarget: fluentTarget, ratio: ratio ?? library / handWritten)
+            target: target, fluentTarget: fluentTarget, ratio: ratio ?? library / handWritten,
+            speedup: speedup ?? fluent.map { better == .higher ? library / $0 : $0 / library })
         results.append(result)
         say(line(workload, "hand-written", handWritten, unit, "1.00"))
         say(line(workload, "StructPostgres", library, unit, format(result.ratio), verdict(result.ratio, target)))
