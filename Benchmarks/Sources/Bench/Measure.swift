@@ -110,6 +110,18 @@ struct Report {
         }
     }
 
+    /// Prints each contender's median CPU time of a call, the client's and (when measured) the server's,
+    /// in the terms `per` gives for a number of seconds.
+    func noteCPU(_ workload: String, _ cpu: [Contender: [CPUTime]], per: (Double) -> String) {
+        for contender in Contender.allCases {
+            guard let times = cpu[contender] else { continue }
+            var text = "CPU: client \(per(Self.median(times.map(\.client))))"
+            let server = times.compactMap(\.server)
+            if !server.isEmpty { text += ", server \(per(Self.median(server)))" }
+            note(workload, contender.rawValue, text + " (medians)")
+        }
+    }
+
     /// Prints an extra figure (memory, say) that has no contender ratio.
     func note(_ workload: String, _ contender: String, _ text: String) {
         say(workload.padding(toLength: 52, withPad: " ", startingAt: 0) + contender.padding(toLength: 16, withPad: " ", startingAt: 0) + text)

@@ -9,6 +9,7 @@ extension Bench {
         // A batch of 1,000,000 rows takes 20 seconds per call and contender.
         let rounds = count >= 1_000_000 ? min(options.rounds, 3) : count >= 100_000 ? options.rounds : options.shortRounds
         var peaks: [Contender: Double] = [:]
+        var cpu: [Contender: [CPUTime]] = [:]
         var copyRates: [Double] = []
         // Fluent's fetch-or-create takes seconds per 10,000 rows: three rounds (one ratio moved from 46x to 58x).
         let times = try await self.rounds(rounds, fluent: count <= options.fluentMaxRows, fluentRounds: 3) { contender in
@@ -22,6 +23,7 @@ extension Bench {
             try await seed(books: count / 2)
             let before = Memory.currentMB
             Memory.resetPeak()
+            let cpuStart = CPUTime.now(server: serverIsLocal)
             let seconds = try await Report.seconds {
                 switch contender {
                 case .handWritten:
@@ -30,6 +32,7 @@ extension Bench {
                 case .fluent: try await fluent!.upsert(books)
                 }
             }
+            cpu[contender, default: []].append(CPUTime.now(server: serverIsLocal) - cpuStart)
             peaks[contender] = max(peaks[contender] ?? 0, Memory.peakMB - before)
             try await verify(books, contender.rawValue, total: count)
             return Double(count) / seconds
@@ -43,6 +46,7 @@ extension Bench {
                 "\(report.figure(Report.median(copyRates))) rows/s: \(format(ratio)) of hand-written unnest (COPY to a staging table + INSERT ... ON CONFLICT)")
         }
         for contender in Contender.allCases { if let peak = peaks[contender] { report.note("W1 upsert \(count) books", contender.rawValue, "peak RSS +\(Int(peak)) MB during the call") } }
+        report.noteCPU("W1 upsert \(count) books", cpu) { "\(format($0 * 1e3 * 1_000 / Double(count))) ms per 1,000 rows" }
     }
 
     /// W3: sequential single-book upserts, contenders interleaved call by call; p50 and p99 latency.
@@ -103,14 +107,7 @@ extension Bench {
         }
         report.add(
             "W4 \(tasks) tasks x \(perTask) upserts", unit: "rows/s", rounds: throughput, target: .atLeast(0.9), fluentTarget: .atLeast(2))
-        for contender in Contender.allCases {
-            guard let times = cpu[contender] else { continue }
-            let perUpsert = { (seconds: Double) in "\(Int(seconds * 1e6 / Double(tasks * perTask))) µs" }
-            var text = "CPU per upsert: client \(perUpsert(Report.median(times.map(\.client))))"
-            let server = times.compactMap(\.server)
-            if !server.isEmpty { text += ", server \(perUpsert(Report.median(server)))" }
-            report.note("W4 \(tasks) tasks x \(perTask) upserts", contender.rawValue, text + " (medians)")
-        }
+        report.noteCPU("W4 \(tasks) tasks x \(perTask) upserts", cpu) { "\(Int($0 * 1e6 / Double(tasks * perTask))) µs per upsert" }
     }
 
     /// W5: delete half of `count` books by uuid.
