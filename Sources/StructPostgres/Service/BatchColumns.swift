@@ -72,19 +72,20 @@ struct BatchColumns: Sendable {
         func collector(capacity: Int) -> RowEncoder.ColumnCollector {
             RowEncoder.ColumnCollector(naming: description.naming, shape: shape, prefix: prefix, capacity: capacity)
         }
-        /// Appends entity `index`; `false` when it encodes other columns than `shape`.
-        func append(_ index: Int, to collector: RowEncoder.ColumnCollector) throws -> Bool {
-            if try atIndex(index, { try collector.append(entities[index]) }) { return true }
+        /// Appends entity `index`; when the first entity encodes other columns than `shape`, appends nothing
+        /// and returns its row, encoded in full.
+        func append(_ index: Int, to collector: RowEncoder.ColumnCollector) throws -> RowEncoder.Row? {
+            if try atIndex(index, { try collector.append(entities[index]) }) { return nil }
             // An entity whose encode(to:) varies: encoded in full, it must give the columns of the first one.
             let row = try encodeInFull(index)
             guard row.columns == shape.columns else {
-                if index == entities.startIndex { return false }
+                if index == entities.startIndex { return row }
                 throw StructPostgresError(
                     .unsupportedType, "entity at index \(index) encodes columns \(row.columns) but the first encodes \(shape.columns)",
                     entity: entity, table: table)
             }
             collector.append(values: row.values)
-            return true
+            return nil
         }
         func collect(_ rows: Range<Int>, into collector: RowEncoder.ColumnCollector) throws {
             for index in rows {
@@ -95,8 +96,7 @@ struct BatchColumns: Sendable {
         }
         // The first entity settles the shape: one learnt from an earlier batch may not be this batch's.
         var first = collector(capacity: entities.count)
-        if try !append(entities.startIndex, to: first) {
-            let row = try encodeInFull(entities.startIndex)
+        if let row = try append(entities.startIndex, to: first) {
             shape = RowEncoder.Shape(columns: row.columns, properties: row.properties)
             prefix = keyPrefix(shape)
             first = collector(capacity: entities.count)
