@@ -9,7 +9,7 @@ struct Options {
     var rounds = 5
     /// Rounds of the workloads that take under half a second per call (W1 at 10,000 rows, W2's fetch of every
     /// book, W5, W6): one call varies by tens of percent on a shared two-core machine, so many more of them.
-    var shortRounds: Int { rounds * 4 + 1 }
+    var shortRounds: Int { rounds * 8 + 1 }
     var singles = 2_000
     var stores = 100
     var streamRows = 1_000_000
