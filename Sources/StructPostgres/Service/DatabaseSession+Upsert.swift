@@ -3,8 +3,8 @@ import PostgresNIO
 extension DatabaseSession {
     /// Writes a batch of one table with one statement:
     /// `INSERT ... SELECT ... FROM unnest($1::uuid[], ...) ON CONFLICT (key) DO UPDATE ...`, or for a single
-    /// row `INSERT ... VALUES ($1, ...) ON CONFLICT ...`, which the server plans once per connection (a plan of
-    /// `unnest` over parameters is made again at every execution).
+    /// row `INSERT ... VALUES ($1, ...) ON CONFLICT ...`; both are prepared once per connection (the server
+    /// switches to one generic plan after five executions).
     ///
     /// A batch of more than ``rowsPerStatement`` rows is sent in chunks of that many rows, so that memory stays
     /// flat however large the batch (callers run them in one transaction). A key repeated in two chunks is
