@@ -112,11 +112,13 @@ extension DatabaseSession {
         var statement = Statement(sql: sql, parameters: batch.columns.count)
         if batch.rowCount == 1 {
             for column in batch.columns { _ = statement.bind(column.values[0], declaredAs: column.arrayType) }
-        } else if inParallel, batch.rowCount >= ParallelRows.minimum {
-            let arrays = batch.columns.map { BinaryColumnArray(element: $0.arrayType, values: $0.values) }
+            return statement
+        }
+        let arrays = batch.columns.map { BinaryColumnArray(element: $0.arrayType, values: $0.values) }
+        if inParallel, batch.rowCount >= ParallelRows.minimum {
             for encoded in try ParallelRows.map(arrays.count, { try arrays[$0].encoded() }) { _ = statement.bind(array: encoded) }
         } else {
-            for column in batch.columns { _ = statement.bind(array: BinaryColumnArray(element: column.arrayType, values: column.values)) }
+            for array in arrays { _ = statement.bind(array: array) }
         }
         return statement
     }
