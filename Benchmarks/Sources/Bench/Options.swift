@@ -7,7 +7,7 @@ struct Options {
     var reviews = 30_000
     var sizes = [10_000, 100_000, 1_000_000]
     var rounds = 5
-    /// Rounds of the workloads that take under half a second per call (W1 at 10,000 rows, W2's fetch of every
+    /// Rounds of the workloads that take under three seconds per call (W1 up to 100,000 rows, W2's fetch of every
     /// book, W5, W6): one call varies by tens of percent on a shared two-core machine, so many more of them.
     var shortRounds: Int { rounds * 8 + 1 }
     var singles = 2_000
