@@ -10,6 +10,8 @@ struct Options {
     /// Rounds of the workloads that take under three seconds per call (W1 up to 100,000 rows, W2's fetch of every
     /// book, W5, W6): one call varies by tens of percent on a shared two-core machine, so many more of them.
     var shortRounds: Int { rounds * 8 + 1 }
+    /// Rounds of W1 at 1,000,000 rows or more (20 seconds per call and contender).
+    var hugeBatchRounds: Int { rounds * 2 - 1 }
     var singles = 2_000
     var stores = 100
     var streamRows = 1_000_000

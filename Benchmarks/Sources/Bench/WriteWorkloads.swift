@@ -7,9 +7,8 @@ extension Bench {
     func bulkUpsert(_ report: inout Report, count: Int) async throws {
         let books = BenchData.books(0..<count, authors: options.authors, version: 1)
         // One call's speed varies by tens of percent from round to round on a shared two-core machine (W1's round
-        // ratios at 100,000 rows: 0.60 to 1.73), so many rounds: 41 up to 100,000 rows (about 2.5 seconds per call),
-        // 9 at 1,000,000 (20 seconds per call and contender).
-        let rounds = count >= 1_000_000 ? options.rounds * 2 - 1 : options.shortRounds
+        // ratios at 100,000 rows: 0.60 to 1.73), so many rounds, fewer where one call takes 20 seconds.
+        let rounds = count >= 1_000_000 ? options.hugeBatchRounds : options.shortRounds
         // COPY against unnest needs fewer rounds than the library's ratio, and costs a call per round.
         let copyRounds = count >= 1_000_000 ? min(options.rounds, 3) : options.rounds
         var peaks: [Contender: Double] = [:]

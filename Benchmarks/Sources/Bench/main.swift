@@ -47,7 +47,7 @@ try await withThrowingTaskGroup(of: Void.self) { group in
             try await service.execute(unsafeSQL: "SELECT pg_reload_conf()")
         }
         let machine = "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB"
-        say("StructPostgres benchmarks: \(options.books) books, \(options.authors) authors, \(options.reviews) reviews, \(options.rounds) rounds (\(options.shortRounds) for calls under three seconds, \(options.rounds * 2 - 1) for W1 at 1,000,000 rows), ratios the median of each round's; \(machine)")
+        say("StructPostgres benchmarks: \(options.books) books, \(options.authors) authors, \(options.reviews) reviews, \(options.rounds) rounds (\(options.shortRounds) for calls under three seconds, \(options.hugeBatchRounds) for W1 at 1,000,000 rows), ratios the median of each round's; \(machine)")
         var report = Report()
         let bench = Bench(service: service, hand: HandWritten(client: client), fluent: fluent, options: options, serverIsLocal: cluster != nil)
         let run = options.workloads
