@@ -57,6 +57,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .executableTarget(
+            name: "StructPostgresFaultProbe",
+            dependencies: ["StructPostgres", .product(name: "PostgresNIO", package: "postgres-nio")],
+            path: "Tests/FaultProbe",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "StructPostgresTests",
             dependencies: ["StructPostgres"],

@@ -17,6 +17,31 @@ enum TestServer {
 }
 
 @Suite struct ConnectionTests {
+    /// PostgresNIO's pool does not replace a connection that closes while callers wait for one (it only keeps
+    /// its minimum); the library makes it open one, so the waiter is served, with or without kept connections.
+    @Test(arguments: [Duration.zero, .seconds(1)])
+    func aCallerWaitingForTheOnlyConnectionGetsANewOneWhenItCloses(keep: Duration) async throws {
+        let pool = PoolOptions(maxConnections: 1, acquireTimeout: .seconds(10), keepIdleConnectionsFor: keep)
+        try await withTables(pool: pool) { service, _ in
+            _ = try await service.query("SELECT 1")
+            let (holding, signal) = AsyncStream<Void>.makeStream()
+            let holder = Task {
+                try await service.withConnection { connection in
+                    signal.yield()
+                    try await Task.sleep(for: .milliseconds(300))
+                    try await connection.close()
+                }
+            }
+            for await _ in holding { break }
+            let started = ContinuousClock.now
+            let waiter = Task { try await service.query("SELECT 2") }
+            try await holder.value
+            let rows = try await waiter.value
+            #expect(rows.count == 1)
+            #expect(ContinuousClock.now - started < .seconds(5))
+        }
+    }
+
     @Test func aCallerWaitingTooLongForAConnectionGetsThePoolSizeAndUse() async throws {
         try await withTables(pool: PoolOptions(maxConnections: 2, acquireTimeout: .seconds(2))) { service, _ in
             // Both connections opened first: on a loaded machine opening one can take longer than the timeout.

@@ -1,5 +1,6 @@
 import Foundation
 import StructPostgres
+import StructPostgresTesting
 import Testing
 
 private struct Event: StoredModel {
@@ -63,6 +64,31 @@ func peakMemoryMB() -> Double {
             #expect(total == 10_000)
             #expect(service.connectionsInUse == 0)
         }
+    }
+
+    /// In a child process (`StructPostgresFaultProbe`), so that a crash fails this test instead of the run:
+    /// the stream's backend is terminated after the first thousand rows, and the loop must end with
+    /// `connectionLost`. (Through PostgresNIO's row sequence, the process died with SIGILL.)
+    @Test func aLostConnectionEndsTheLoopWithConnectionLostInsteadOfACrash() async throws {
+        let database = try await TestDatabase.create()
+        do {
+            let configuration = PostgresService.Configuration(connection: database.settings, pool: PoolOptions(maxConnections: 1))
+            try await PostgresService.withService(configuration: configuration) { service in
+                try await service.execute(unsafeSQL: ddl)
+                try await fill(200_000, service)
+            }
+            for _ in 1...3 {
+                let result = try CLI.run(
+                    ["stream-lost-connection"], environment: ["DATABASE_URL": database.url],
+                    binary: CLI.product("StructPostgresFaultProbe"))
+                #expect(result.status == 0, "exit \(result.status): \(result.output.prefix(300)) \(result.errors.prefix(300))")
+                #expect(result.output.contains("outcome: connectionLost after"), "\(result.output.prefix(300))")
+            }
+        } catch {
+            try? await database.drop()
+            throw error
+        }
+        try await database.drop()
     }
 
     @Test func aBadFilterFailsTheFirstIteration() async throws {

@@ -10,6 +10,8 @@ struct ResultCells: Sendable {
     private(set) var formats: [PostgresFormat] = []
     private var values: [ByteBuffer?] = []
     private(set) var count = 0
+    /// Bytes of cell data held.
+    private(set) var byteCount = 0
 
     init() {}
 
@@ -19,12 +21,6 @@ struct ResultCells: Sendable {
     }
 
     /// Holds `row` alone, reusing the storage: a stream decodes its rows one at a time.
-    mutating func replace(with row: PostgresRow) {
-        values.removeAll(keepingCapacity: true)
-        count = 0
-        append(row)
-    }
-
     mutating func append(_ row: PostgresRow) {
         if names.isEmpty {
             for cell in row {
@@ -33,7 +29,10 @@ struct ResultCells: Sendable {
                 formats.append(cell.format)
             }
         }
-        for cell in row { values.append(cell.bytes) }
+        for cell in row {
+            byteCount &+= cell.bytes?.readableBytes ?? 0
+            values.append(cell.bytes)
+        }
         count += 1
     }
 

@@ -22,9 +22,6 @@ final class RowDecoder: Decoder {
         return try E(from: self)
     }
 
-    /// Makes `row` the only row of the result, reusing the storage: a stream decodes one row at a time.
-    func replaceRows(with row: PostgresRow) { cells.replace(with: row) }
-
     /// `uuid=…` for row `row` of the result, for error messages.
     func describeKey(row: Int) -> String {
         layout.keyColumns.map { column in

@@ -92,7 +92,25 @@ extension ServiceRuntime {
         let isNew = leases.withLock { $0.open.insert(id).inserted }
         if isNew {
             connection.closeFuture.whenComplete { [self] _ in
-                leases.withLock { _ = $0.open.remove(id) }
+                let someoneWaits = leases.withLock { book in
+                    book.open.remove(id)
+                    return book.waiting > 0
+                }
+                if someoneWaits { nudgePool() }
+            }
+        }
+    }
+
+    /// PostgresNIO's pool replaces a closed connection only to keep its minimum count: callers already waiting
+    /// for a connection would wait until another request arrives. A request of its own, given up after a
+    /// second, makes the pool open a connection, which goes to the first caller waiting.
+    private func nudgePool() {
+        Task { [client] in
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { try? await client.withConnection { _ in } }
+                group.addTask { try? await Task.sleep(for: .seconds(1)) }
+                await group.next()
+                group.cancelAll()
             }
         }
     }

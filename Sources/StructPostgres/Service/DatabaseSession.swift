@@ -12,6 +12,8 @@ struct Statement: Sendable {
     /// (`= ANY($1)`). A prepared statement's generic plan assumes a short array and probes an index once per
     /// key, where the plan for thousands of keys hashes them and scans the table once.
     var plannedPerExecution = false
+    /// Sent even when the task has been cancelled, and not cancelled itself: the `ROLLBACK` that cleans up.
+    var runsWhenCancelled = false
 
     mutating func bind(_ value: ColumnValue) -> String {
         values.append(value)
@@ -68,10 +70,9 @@ extension Statement {
 /// The cells of a result, filled on the connection's event loop only, and read once the query has completed.
 private final class CellCollector: @unchecked Sendable {
     var cells = ResultCells()
-    let cancelled = Atomic(false)
 }
 
-/// The rows of a statement, as they arrive.
+/// The rows of a prepared statement, as PostgresNIO hands them over.
 typealias RowSequence = AsyncThrowingMapSequence<PostgresRowSequence, PostgresRow>
 
 /// Runs statements on one connection: the pool's, for a single call, or a transaction's.
@@ -82,42 +83,33 @@ struct DatabaseSession: Sendable {
     /// Sends `statement` and reads all its rows.
     func run(_ statement: Statement) async throws -> [PostgresRow] {
         try await send(statement) { name in
+            guard let name else {
+                return try await connection.query(PostgresQuery(unsafeSQL: statement.sql, binds: statement.bindings), logger: runtime.logger).get().rows
+            }
             var collected: [PostgresRow] = []
-            for try await row in try await rows(of: statement, named: name) { collected.append(row) }
+            for try await row in try await NamedStatement.execute(statement, named: name, on: connection, logger: runtime.logger) {
+                collected.append(row)
+            }
             return collected
         }
     }
 
     /// Runs `statement` and collects the cells of its rows, without keeping the rows themselves. An unprepared
     /// statement's cells are collected on the connection's event loop as the rows arrive, without handing each
-    /// row over to this task. A task cancelled meanwhile fails as cancelled, and stops the rows still to come.
+    /// row over to this task.
     func runCells(_ statement: Statement) async throws -> ResultCells {
         try await send(statement) { name in
-            let cells: ResultCells
-            if let name {
-                cells = try await ResultCells(try await rows(of: statement, named: name))
-            } else {
-                let collector = CellCollector()
-                let query = PostgresQuery(unsafeSQL: statement.sql, binds: statement.bindings)
-                _ = try await withTaskCancellationHandler {
-                    try await connection.query(query, logger: runtime.logger) { row in
-                        // Throwing here makes PostgresNIO stop the row stream.
-                        if collector.cancelled.load(ordering: .relaxed) { throw CancellationError() }
-                        collector.cells.append(row)
-                    }.get()
-                } onCancel: {
-                    collector.cancelled.store(true, ordering: .relaxed)
-                }
-                cells = collector.cells
-            }
-            try Task.checkCancellation()
-            return cells
+            if let name { return try await ResultCells(try await NamedStatement.execute(statement, named: name, on: connection, logger: runtime.logger)) }
+            return try await collectCells(PostgresQuery(unsafeSQL: statement.sql, binds: statement.bindings)).get()
         }
     }
 
-    /// Sends `statement` and returns its rows as they arrive, without collecting them.
-    func stream(_ statement: Statement) async throws -> RowSequence {
-        try await send(statement) { try await rows(of: statement, named: $0) }
+    /// Starts `query` and collects its rows' cells on the connection's event loop as they arrive. Nothing
+    /// holds the rows back (PostgresNIO's back-pressure is not involved), so the result must be of bounded
+    /// size: a fetch, or a batch of a cursor.
+    func collectCells(_ query: PostgresQuery) -> EventLoopFuture<ResultCells> {
+        let collector = CellCollector()
+        return connection.query(query, logger: runtime.logger) { collector.cells.append($0) }.map { _ in collector.cells }
     }
 
     /// Sends a statement that returns no rows (`DELETE`, `UPDATE`) and gives back how many rows it affected,
@@ -130,14 +122,6 @@ struct DatabaseSession: Sendable {
         }
     }
 
-    private func rows(of statement: Statement, named name: String?) async throws -> RowSequence {
-        if let name {
-            return try await NamedStatement.execute(statement, named: name, on: connection, logger: runtime.logger)
-        }
-        let query = PostgresQuery(unsafeSQL: statement.sql, binds: statement.bindings)
-        return try await connection.query(query, logger: runtime.logger).map { $0 }
-    }
-
     /// Logs, sends and observes `statement`; `perform` executes it, under a prepared statement's name when
     /// one is given. Errors come back as ``StructPostgresError``.
     /// Unless `prepared` is `false`, a statement with parameters is prepared on the connection the first time
@@ -145,6 +129,15 @@ struct DatabaseSession: Sendable {
     private func send<T>(
         _ statement: Statement, prepared: Bool = true, _ perform: (String?) async throws -> T
     ) async throws -> T {
+        if !statement.runsWhenCancelled {
+            try checkCancellation(before: statement.sql)
+            try ensureOpen(sql: statement.sql)
+            do {
+                try await runtime.canceller.learnBackend(of: connection)
+            } catch {
+                throw StructPostgresError.from(error, sql: statement.sql)
+            }
+        }
         // Fields are read one by one: a copy of the whole configuration costs a retain per reference in it.
         let logBoundValues = runtime.configuration.logBoundValues
         if runtime.configuration.logger.logLevel <= .debug {
@@ -160,13 +153,20 @@ struct DatabaseSession: Sendable {
         let name = prepares ? runtime.preparedStatements.name(for: key) : nil
         do {
             try ensureOpen(sql: statement.sql)
-            let result = try await perform(name)
+            let result: T
+            if statement.runsWhenCancelled {
+                result = try await perform(name)
+            } else {
+                result = try await runtime.canceller.cancellable(on: connection) { try await perform(name) }
+            }
             observe(statement, since: start, failed: false)
             return result
         } catch {
             observe(statement, since: start, failed: true)
             if let name { runtime.preparedStatements.failed(key, name: name, sqlState: (error as? PSQLError)?.serverInfo?[.sqlState]) }
-            let mapped = StructPostgresError.from(error, sql: statement.sql, revealValues: logBoundValues)
+            let mapped = Task.isCancelled && !statement.runsWhenCancelled
+                ? Self.cancelled(error, sql: statement.sql)
+                : StructPostgresError.from(error, sql: statement.sql, revealValues: logBoundValues)
             runtime.logger.debug("query failed", metadata: ["error": "\(mapped)"])
             throw mapped
         }
@@ -182,6 +182,23 @@ struct DatabaseSession: Sendable {
                 throw error
             }
         }
+    }
+
+    /// Refuses to send `sql` once the task has been cancelled: a cancelled transaction sends nothing more.
+    func checkCancellation(before sql: String) throws {
+        if Task.isCancelled {
+            throw StructPostgresError(.queryCancelled, "the task was cancelled; the statement was not sent", sql: sql)
+        }
+    }
+
+    /// The error of a statement whose task was cancelled while it ran: the connection was closed under it and
+    /// the server asked to cancel it (see ``StatementCanceller``), unless it failed for a reason of its own.
+    static func cancelled(_ error: any Error, sql: String) -> StructPostgresError {
+        let mapped = StructPostgresError.from(error, sql: sql)
+        guard mapped.code == .connectionLost || mapped.code == .queryCancelled || mapped.code == .client else { return mapped }
+        return StructPostgresError(
+            .queryCancelled, "the task was cancelled: the statement was cancelled on the server and its connection closed",
+            sqlState: SQLState.queryCanceled, sql: sql)
     }
 
     /// PostgresNIO never answers a query written to a connection that has already closed; fail instead.

@@ -1,11 +1,15 @@
 import PostgresNIO
-import Synchronization
 
 /// The models of a fetch, delivered one at a time as their rows arrive: memory stays flat whatever
-/// the number of rows, since PostgresNIO reads ahead only a bounded number of rows.
+/// the number of rows.
 ///
-/// Iterating runs one query on one pooled connection, held until the sequence ends, fails, or its
-/// iterator is dropped. Relationships are not loaded (slots stay unloaded).
+/// Iterating runs the query on one pooled connection, in a read-only transaction, through a server-side
+/// cursor read in batches of bounded size (see ``CursorReader``); the connection is held until the sequence
+/// ends, fails, or its iterator is dropped. Relationships are not loaded (slots stay unloaded). The rows come
+/// from one snapshot, as with a single query.
+///
+/// A lost connection ends the loop with ``StructPostgresError/Code-swift.struct/connectionLost``; a cancelled
+/// task ends it with ``StructPostgresError/Code-swift.struct/queryCancelled``, and the server stops the query.
 ///
 /// ```swift
 /// for try await review in service.stream(ReviewModel.self, sortedBy: [.ascending("createdAt")]) {
@@ -24,7 +28,7 @@ public struct ModelStream<Model: EntityConvertible>: AsyncSequence, Sendable {
 
     public struct Iterator: AsyncIteratorProtocol {
         private let lease: StreamLease<Model.Entity>
-        private var reader: RowReader?
+        private var reader: CursorReader?
         private var finished = false
 
         init(lease: StreamLease<Model.Entity>) { self.lease = lease }
@@ -32,44 +36,25 @@ public struct ModelStream<Model: EntityConvertible>: AsyncSequence, Sendable {
         public mutating func next() async throws -> Model? {
             guard !finished else { return nil }
             do {
-                if reader == nil {
-                    let (sequence, layout) = try await lease.open()
-                    reader = RowReader(rows: sequence.makeAsyncIterator(), decoder: RowDecoder(layout: layout))
-                }
-                let reader = self.reader!
-                guard let row = try await reader.next() else {
+                if reader == nil { reader = try await lease.open() }
+                guard let entity = try await reader!.next(Model.Entity.self) else {
                     finish()
                     return nil
                 }
-                reader.decoder.replaceRows(with: row)
-                return try DatabaseSession.decode(Model.Entity.self, row: 0, reader.decoder).toModel()
+                return try entity.toModel()
             } catch {
                 finish()
                 throw StructPostgresError.from(Task.isCancelled ? CancellationError() : error, sql: nil)
             }
         }
 
-        /// Gives the connection back and drops the last row, so that nothing of the result outlives the stream.
+        /// Gives the connection back and drops the last batch, so that nothing of the result outlives the stream.
         private mutating func finish() {
             finished = true
             reader = nil
             lease.release()
         }
     }
-}
-
-/// A stream's row iterator and decoder, in a class so that reading a row does not copy the iterator.
-private final class RowReader {
-    // Only the stream's iterator ever touches it; PostgresNIO's next() is merely not annotated.
-    nonisolated(unsafe) private var rows: RowSequence.AsyncIterator
-    let decoder: RowDecoder
-
-    init(rows: RowSequence.AsyncIterator, decoder: RowDecoder) {
-        self.rows = rows
-        self.decoder = decoder
-    }
-
-    func next() async throws -> PostgresRow? { try await rows.next() }
 }
 
 /// Holds a pooled connection for a stream, from its first row until it ends or is dropped.
@@ -87,34 +72,38 @@ final class StreamLease<Entity: EntityProtocol>: Sendable {
 
     func release() { done.signal() }
 
-    /// Leases a connection in a task of its own and starts the query there; the rows are read by the caller.
-    func open() async throws -> (RowSequence, RowLayout) {
+    /// Leases a connection in a task of its own, opens the cursor there and keeps the connection until
+    /// released; the rows are read by the caller.
+    func open() async throws -> CursorReader {
         let (runtime, request, done) = (self.runtime, self.request, self.done)
-        let opened = AsyncThrowingStream<(RowSequence, RowLayout), any Error>.makeStream()
+        let opened = AsyncThrowingStream<CursorReader, any Error>.makeStream()
         Task {
             do {
                 try await runtime.withConnection { connection in
                     let session = DatabaseSession(connection: connection, runtime: runtime)
                     let (statement, description) = try await session.selectStatement(Entity.self, request)
-                    let rows: RowSequence
+                    try await session.execute(statement: "BEGIN READ ONLY")
                     do {
-                        rows = try await session.stream(statement)
-                    } catch let error as StructPostgresError {
-                        throw error.with(entity: description.entity, table: description.schema.table)
+                        try await session.tagged(description) { try await session.declareCursor(CursorReader.name, for: statement) }
+                        opened.continuation.yield(CursorReader(session: session, layout: RowLayout(description)))
+                        opened.continuation.finish()
+                    } catch {
+                        await session.rollBack()
+                        throw error
                     }
-                    opened.continuation.yield((rows, RowLayout(description)))
-                    opened.continuation.finish()
                     await done.wait()
+                    // Closes the cursor; a connection lost or closed by a cancellation is dropped by the pool.
+                    await session.rollBack()
                 }
             } catch {
                 opened.continuation.finish(throwing: error)
             }
         }
         var iterator = opened.stream.makeAsyncIterator()
-        guard let result = try await iterator.next() else {
+        guard let reader = try await iterator.next() else {
             if Task.isCancelled { throw CancellationError() }
             throw StructPostgresError(.connectionLost, "the stream's connection closed before the query started")
         }
-        return result
+        return reader
     }
 }

@@ -24,11 +24,15 @@ extension PostgresService {
                 return try await withSession { session in
                     try await PostgresTransaction.run(on: session, options: options, body)
                 }
-            } catch let error as StructPostgresError where error.isRetryable && attempt < retries {
+            } catch let error as StructPostgresError where error.isRetryable && attempt < retries && !Task.isCancelled {
                 attempt += 1
                 configuration.logger.debug(
                     "transaction retried", metadata: ["attempt": "\(attempt)", "sqlstate": "\(error.sqlState ?? "")"])
-                try await Task.sleep(for: .milliseconds(Int.random(in: 1...(5 << min(attempt, 6)))))
+                do {
+                    try await Task.sleep(for: .milliseconds(Int.random(in: 1...(5 << min(attempt, 6)))))
+                } catch {
+                    throw StructPostgresError.from(error, sql: nil)
+                }
             }
         }
     }

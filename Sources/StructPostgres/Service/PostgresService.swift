@@ -134,7 +134,7 @@ public final class PostgresService: CoreDataServiceProtocol, Service {
                 return try await body(session)
             } catch let error as StructPostgresError where error.sqlState != nil {
                 // A failed script may have left a transaction open on this connection; never pool it so.
-                try? await session.execute(statement: "ROLLBACK")
+                await session.rollBack()
                 throw error
             }
         }

@@ -29,13 +29,13 @@ public final class PostgresTransaction: CoreDataServiceProtocol {
             transaction.finish()
         } catch {
             transaction.finish()
-            try? await session.execute(statement: "ROLLBACK")
+            await session.rollBack()
             throw error
         }
         do {
             try await session.commit()
         } catch {
-            try? await session.execute(statement: "ROLLBACK")
+            await session.rollBack()
             throw error
         }
         return result
@@ -65,7 +65,7 @@ public final class PostgresTransaction: CoreDataServiceProtocol {
             return result
         } catch {
             inner.finish()
-            try? await session.execute(statement: "ROLLBACK TO SAVEPOINT \(name)")
+            try? await session.execute(statement: "ROLLBACK TO SAVEPOINT \(name)", evenIfCancelled: true)
             throw error
         }
     }
@@ -146,15 +146,34 @@ public final class PostgresTransaction: CoreDataServiceProtocol {
 }
 
 extension DatabaseSession {
-    func execute(statement sql: String) async throws {
-        _ = try await run(Statement(sql: sql))
+    /// Runs `sql`, without parameters; `evenIfCancelled`: also in a cancelled task, without cancelling it.
+    func execute(statement sql: String, evenIfCancelled: Bool = false) async throws {
+        var statement = Statement(sql: sql)
+        statement.runsWhenCancelled = evenIfCancelled
+        _ = try await run(statement)
+    }
+
+    /// Rolls the connection's transaction back, also in a cancelled task; a connection where that fails is
+    /// closed, so that it never goes back to the pool inside a transaction.
+    func rollBack() async {
+        do {
+            try await execute(statement: "ROLLBACK", evenIfCancelled: true)
+        } catch {
+            if !connection.isClosed { connection.close().whenComplete { _ in } }
+        }
     }
 
     /// Sends COMMIT and checks that PostgreSQL did commit: after a failed statement whose error the
     /// closure caught, PostgreSQL answers COMMIT with ROLLBACK, which must not pass for success.
+    ///
+    /// A task cancelled before COMMIT never sends it. COMMIT itself is not cancelled: once sent, its outcome
+    /// is reported as it is.
     func commit() async throws {
         let result: PostgresQueryResult
         let start = ContinuousClock.now
+        if Task.isCancelled {
+            throw StructPostgresError(.queryCancelled, "the task was cancelled before COMMIT; the transaction was rolled back", sql: "COMMIT")
+        }
         runtime.logger.debug("query", metadata: ["sql": "COMMIT", "binds": "0"])
         do {
             try ensureOpen(sql: "COMMIT")

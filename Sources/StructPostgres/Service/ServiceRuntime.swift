@@ -14,11 +14,16 @@ final class ServiceRuntime: Sendable {
     private let singleRowPlans = Mutex<[SingleRowUpsertPlan.Key: SingleRowUpsertPlan]>([:])
     let leases = Mutex(LeaseBook())
     let keeper: ConnectionKeeper
+    let canceller: StatementCanceller
 
     init(configuration: PostgresService.Configuration, client: PostgresClient) {
         self.configuration = configuration
         self.client = client
         self.keeper = ConnectionKeeper(idleLimit: configuration.pool.keepIdleConnectionsFor)
+        self.canceller = StatementCanceller(
+            settings: configuration.connection,
+            connectTimeout: configuration.connection.connectTimeout ?? configuration.pool.connectTimeout,
+            logger: configuration.logger)
     }
 
     var logger: Logger { configuration.logger }

@@ -1,0 +1,80 @@
+import Logging
+import PostgresNIO
+import Synchronization
+
+/// Stops the statement a cancelled task waits for, on the server as well as in the client.
+///
+/// PostgresNIO neither cancels a statement when its task is cancelled nor hands out the key of PostgreSQL's
+/// cancel request. So before a connection's first statement, the canceller reads its backend's process id and
+/// sets `client_connection_check_interval` (PostgreSQL 14 and later) for the session: a backend busy with a
+/// statement then notices within that interval that its client has gone, and stops. Cancelling a statement
+/// closes its connection, so that the call fails at once and the connection is never used again (no late
+/// cancel can hit the next caller's statement). On a server without that setting, it also asks the server to
+/// cancel the backend's statement with `pg_cancel_backend` over a short connection of its own.
+final class StatementCanceller: Sendable {
+    /// How often a backend running a statement checks that its client is still there.
+    static let clientCheckInterval = "250ms"
+
+    private struct Backend {
+        let pid: Int32
+        /// Whether the server stops the statement by itself once the connection is closed.
+        let checksClient: Bool
+    }
+
+    private let backends = Mutex<[PostgresConnection.ID: Backend]>([:])
+    private let settings: ConnectionSettings
+    private let connectTimeout: Duration
+    private let logger: Logger
+
+    init(settings: ConnectionSettings, connectTimeout: Duration, logger: Logger) {
+        self.settings = settings
+        self.connectTimeout = connectTimeout
+        self.logger = logger
+    }
+
+    /// Reads the backend process id of `connection` and sets its client check, once, before its first statement.
+    func learnBackend(of connection: PostgresConnection) async throws {
+        let id = connection.id
+        if backends.withLock({ $0[id] }) != nil { return }
+        let query: PostgresQuery = """
+            SELECT pg_backend_pid(), (SELECT set_config(name, \(Self.clientCheckInterval), false) FROM pg_settings
+                                      WHERE name = 'client_connection_check_interval') IS NOT NULL
+            """
+        let rows = try await connection.query(query, logger: logger).get().rows
+        guard let (pid, checksClient) = try rows.first?.decode((Int32, Bool).self) else { return }
+        let isNew = backends.withLock { $0.updateValue(Backend(pid: pid, checksClient: checksClient), forKey: id) == nil }
+        if isNew {
+            connection.closeFuture.whenComplete { [self] _ in _ = backends.withLock { $0.removeValue(forKey: id) } }
+        }
+    }
+
+    /// Runs `operation`, a statement on `connection`; if the task is cancelled meanwhile, the statement is
+    /// cancelled on the server and the connection closed, so `operation` fails at once.
+    func cancellable<T>(on connection: PostgresConnection, _ operation: () async throws -> T) async throws -> T {
+        try await withTaskCancellationHandler(operation: operation) { cancel(connection) }
+    }
+
+    /// Closes `connection` and cancels what its backend is running.
+    func cancel(_ connection: PostgresConnection) {
+        let backend = backends.withLock { $0[connection.id] }
+        logger.debug("cancelling a statement", metadata: ["backend": "\(backend.map { String($0.pid) } ?? "unknown")"])
+        connection.close().whenComplete { _ in }
+        guard let backend, !backend.checksClient else { return }
+        let pid = backend.pid
+        let (settings, timeout, logger) = (self.settings, connectTimeout, self.logger)
+        Task {
+            do {
+                let side = try await settings.connect(timeout: timeout, logger: logger)
+                do {
+                    _ = try await side.query("SELECT pg_cancel_backend(\(pid))", logger: logger).get()
+                } catch {
+                    try? await side.close()
+                    throw error
+                }
+                try? await side.close()
+            } catch {
+                logger.debug("the cancel request failed", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+}
