@@ -2,6 +2,9 @@
 # Runs the whole test suite: unit tests and integration tests against a real PostgreSQL.
 # Uses DATABASE_URL when set; otherwise the tests start a throwaway cluster themselves.
 # STRUCTPG_SCRATCH_PATH moves the build folder (docker compose uses it to keep the host's apart).
+# With arguments, runs `swift test` once with them (e.g. scripts/test.sh --filter UpsertTests). Without, runs
+# every suite in parallel except those that time cancellation and pool waits, which then run one test at a time
+# so that a loaded machine does not stretch the times they assert.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,4 +12,9 @@ PG_BINDIR=$(scripts/ensure-postgres.sh)
 export PG_BINDIR
 scratch=(--scratch-path "${STRUCTPG_SCRATCH_PATH:-.build}")
 swift build "${scratch[@]}" --build-tests
-swift test "${scratch[@]}" --skip-build "$@"
+if [ $# -gt 0 ]; then
+  exec swift test "${scratch[@]}" --skip-build "$@"
+fi
+timed='CancellationTests|ConnectionTests'
+swift test "${scratch[@]}" --skip-build --skip "$timed"
+swift test "${scratch[@]}" --skip-build --filter "$timed" --no-parallel

@@ -10,7 +10,7 @@ struct Demo {
         try await service.update(entities: Catalog.users)
         // One transaction: authors, then books, then stores, then each store's set of books.
         let written = try await service.update(entities: Catalog.stores)
-        print("Wrote stores, books and authors: \(written.inserted) inserted, \(written.updated) updated, "
+        print("Wrote stores, books and authors: \(written.inserted) inserted, \(written.updated) updated, \(written.unchanged) unchanged, "
             + "\(written.linked) books shelved, \(written.unlinked) taken off")
         try await service.update(entities: Catalog.reviews)
 
@@ -36,7 +36,7 @@ struct Demo {
             options: ImportOptions(keys: .snakeCase, remoteNames: ["id": "uuid", "text": "content"], dates: .secondsSince1970))
         for (name, result) in [("users", users), ("reviews", reviews)] {
             print("Imported \(name).json: \(result.records) records, \(result.written.inserted) inserted, "
-                + "\(result.written.updated) updated, \(result.written.merged) merged")
+                + "\(result.written.updated) updated, \(result.written.unchanged) unchanged, \(result.written.merged) merged")
         }
     }
 

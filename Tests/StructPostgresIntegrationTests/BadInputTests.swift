@@ -34,6 +34,12 @@ private struct Extra: StoredModel {
     var subtitle: String?
 }
 
+private struct Untitled: StoredModel {
+    static let table = "books"
+    var uuid: UUID
+    var isbn: String
+}
+
 private struct PriceLabel: StoredModel {
     static let table = "text_prices"
     var uuid: UUID
@@ -152,6 +158,16 @@ private struct PricedAsText: StoredModel {
             #expect(error?.code == .undefinedColumn)
             #expect(error?.property == "subtitle")
             #expect(error?.table == "books")
+
+            try await service.update(entities: [Novel(uuid: UUID(), title: "t", price: 1, publisher: nil)])
+            let read = await #expect(throws: StructPostgresError.self) { _ = try await service.fetch(Extra.self) }
+            #expect(read?.code == .undefinedColumn, "an optional property without a column fails on fetch as on write")
+            #expect(read?.sqlState == error?.sqlState)
+            #expect(read?.message == error?.message)
+            #expect(read?.column == "subtitle")
+            let required = await #expect(throws: StructPostgresError.self) { _ = try await service.fetch(Untitled.self) }
+            #expect(required?.code == .undefinedColumn)
+            #expect(required?.property == "isbn")
         }
     }
 

@@ -13,7 +13,7 @@ import Testing
         let (first, second) = try runs.map { ($0[0], $0[1]) }.get()
         #expect(first.status == 0, "\(first.errors)")
         #expect(first.output.contains("Migrations applied: 0001_create_bookstore.sql, 0002_user_invitations.sql"))
-        #expect(first.output.contains("Wrote stores, books and authors: 9 inserted, 0 updated, 5 books shelved, 0 taken off"))
+        #expect(first.output.contains("Wrote stores, books and authors: 9 inserted, 0 updated, 0 unchanged, 5 books shelved, 0 taken off"))
         #expect(first.output.contains("Added a review; The Hobbit has 3 reviews"))
         #expect(first.output.contains("Removed it; The Hobbit has 2 reviews"))
         #expect(first.output.contains("""
@@ -25,16 +25,16 @@ import Testing
                 "Ambiguous, in the best way." — Cleo (admin)
             """))
         #expect(first.output.contains("Ann, critic, invited by Cleo"))
-        #expect(first.output.contains("Imported users.json: 3 records, 2 inserted, 1 updated, 0 merged"))
-        #expect(first.output.contains("Imported reviews.json: 3 records, 2 inserted, 0 updated, 1 merged"))
+        #expect(first.output.contains("Imported users.json: 3 records, 2 inserted, 1 updated, 0 unchanged, 0 merged"))
+        #expect(first.output.contains("Imported reviews.json: 3 records, 2 inserted, 0 updated, 0 unchanged, 1 merged"))
         #expect(first.output.contains("Emil, reader, invited by Dana"))
         let counts = "Rows: stores=2, books=4, authors=3, reviews=6, users=5, store_books=5"
         #expect(first.output.contains(counts))
 
         #expect(second.status == 0, "\(second.errors)")
         #expect(second.output.contains("Migrations: the database is up to date."))
-        #expect(second.output.contains("0 inserted, 9 updated, 0 books shelved, 0 taken off"))
-        #expect(second.output.contains("Imported reviews.json: 3 records, 0 inserted, 2 updated, 1 merged"))
+        #expect(second.output.contains("0 inserted, 0 updated, 9 unchanged, 0 books shelved, 0 taken off"))
+        #expect(second.output.contains("Imported reviews.json: 3 records, 0 inserted, 0 updated, 2 unchanged, 1 merged"))
         #expect(second.output.contains(counts))
     }
 }

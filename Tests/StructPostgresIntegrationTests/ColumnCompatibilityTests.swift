@@ -84,6 +84,40 @@ private struct Measure: StoredModel, Equatable {
         }
     }
 
+    @Test func aDoubleThatIsNotFiniteIsRefusedByANumericColumnAndKeptByADoubleOne() async throws {
+        try await withTables(Measure.create) { service, log in
+            for bad in [Double.nan, .infinity, -.infinity] {
+                var value = measure()
+                value.price = bad
+                for batch in [[value], [measure(), value]] {
+                    let error = await #expect(throws: StructPostgresError.self) { try await service.update(entities: batch) }
+                    #expect(error?.code == .invalidValue)
+                    #expect(error?.column == "price")
+                    #expect(error?.property == "price")
+                    #expect(error?.rowKey == "uuid=\(value.uuid.uuidString)")
+                    #expect(error?.message.contains("numeric(10,2)") == true)
+                }
+            }
+            let stored = try await rowCount("measures", service)
+            #expect(stored == 0)
+            #expect(!log.all.contains { $0.contains("INSERT INTO") })
+        }
+        struct Reading: StoredModel {
+            static let table = "readings"
+            var uuid: UUID
+            var value: Double
+        }
+        try await withTables("CREATE TABLE readings (uuid uuid PRIMARY KEY, value double precision NOT NULL)") { service, _ in
+            let kept = [Reading(uuid: UUID(), value: .nan), Reading(uuid: UUID(), value: .infinity), Reading(uuid: UUID(), value: -.infinity)]
+            try await service.update(entities: kept)
+            let read = try await service.fetch(Reading.self)
+            let byID = Dictionary(uniqueKeysWithValues: read.map { ($0.uuid, $0.value) })
+            #expect(byID[kept[0].uuid]?.isNaN == true)
+            #expect(byID[kept[1].uuid] == .infinity)
+            #expect(byID[kept[2].uuid] == -.infinity)
+        }
+    }
+
     @Test func aUniqueIndexWithIncludedColumnsIsAConflictTarget() async throws {
         struct Coded: StoredModel {
             static let table = "coded"

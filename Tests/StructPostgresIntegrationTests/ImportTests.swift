@@ -171,9 +171,9 @@ private func snapshot(_ service: PostgresService) async throws -> [String] {
         ("[{\"uuid\": \"\(ids[0])\", \"name\": tru}]", "record [0]: malformed JSON: unexpected text where a value was expected (byte @tru}); nothing was imported"),
         ("[{\"uuid\": \"\(ids[0])\", \"role\": \"critic\"}]", "record [0].name: missing required field; nothing was imported"),
         ("[{\"uuid\": \"\(ids[0])\", \"name\": [\"A\"], \"role\": \"critic\"}]", "record [0].name: expected a string, found an array; nothing was imported"),
-        ("[{\"uuid\": \"\(ids[0])\", \"name\": \"A\", \"role\": \"wizard\"}]", "record [0].role: Cannot initialize Role from invalid String value wizard; nothing was imported"),
+        ("[{\"uuid\": \"\(ids[0])\", \"name\": \"A\", \"role\": \"wizard\"}]", "record [0].role: expected a String raw value of Role, found one that is none of its cases; nothing was imported"),
         ("[{\"uuid\": null, \"name\": \"A\", \"role\": \"critic\"}]", "record [0].uuid: expected UUID, found null; nothing was imported"),
-        ("[{\"uuid\": \"not-a-uuid\", \"name\": \"A\", \"role\": \"critic\"}]", "record [0].uuid: expected a UUID string, found the string 'not-a-uuid'; nothing was imported"),
+        ("[{\"uuid\": \"not-a-uuid\", \"name\": \"A\", \"role\": \"critic\"}]", "record [0].uuid: expected a UUID string, found a string that is not a UUID; nothing was imported"),
     ])
     func badRecordsAreRefusedWithTheirPathAndNothingIsWritten(payload: String, message: String) async throws {
         try await withBookstore { service, _ in
@@ -192,6 +192,7 @@ private func snapshot(_ service: PostgresService) async throws -> [String] {
                 expected.replaceSubrange(marker, with: "byte \(offset + 1)")
             }
             #expect(error?.message == expected)
+            for value in ["wizard", "not-a-uuid"] { #expect(error?.description.contains(value) != true, "no payload value in errors") }
             #expect(try await snapshot(service) == before, "the database is as it was")
         }
     }
@@ -232,6 +233,34 @@ private func snapshot(_ service: PostgresService) async throws -> [String] {
             let names = try await service.fetch(UserModel.self, sortedBy: [.ascending("name")], loading: .none).map(\.name)
             #expect(names == ["A", "C", "F"])
             #expect(progress.all == [ImportProgress(done: 6, total: 6)], "four good records make the one batch, read by record 5")
+        }
+    }
+
+    @Test func failuresNameTheFieldAndTheExpectedTypeNeverTheValue() async throws {
+        try await withBookstore { service, _ in
+            try await service.update(entities: [BookModel(uuid: ids[0], title: "B", price: 1, publisher: nil, author: nil)])
+            let users = json("""
+                [{"uuid": "\(ids[1])", "name": "G", "role": "role-s3cr3t"},
+                 {"uuid": "uuid-s3cr3t", "name": "H", "role": "admin"},
+                 {"uuid": "\(ids[2])", "name": "I", "role": "admin", "avatarURL": 7}]
+                """)
+            let result = try await service.import(UserModel.self, from: users, options: ImportOptions(onFailure: .skipAndReport))
+            #expect(result.failures.map(\.path) == ["[0].role", "[1].uuid", "[2].avatarURL"])
+            #expect(result.failures[0].reason == "expected a String raw value of Role, found one that is none of its cases")
+            let reviews = json("""
+                [{"uuid": "\(ids[3])", "bookID": "\(ids[0])", "content": "c", "createdAt": "date-s3cr3t"},
+                 {"uuid": "\(ids[4])", "bookID": "\(ids[0])", "content": "c", "createdAt": "17000s3cr3t"}]
+                """)
+            let dated = try await service.import(ReviewModel.self, from: reviews, options: ImportOptions(onFailure: .skipAndReport))
+            #expect(dated.failures.map(\.path) == ["[0].createdAt", "[1].createdAt"])
+            let seconds = await #expect(throws: StructPostgresError.self) {
+                try await service.import(ReviewModel.self, from: reviews, options: ImportOptions(dates: .secondsSince1970))
+            }
+            for reason in result.failures.map(\.reason) + dated.failures.map(\.reason) + [seconds?.description ?? ""] {
+                #expect(!reason.contains("s3cr3t"), "\(reason)")
+                #expect(reason.contains("expected"), "\(reason)")
+            }
+            #expect(try await rowCount("reviews", service) == 0)
         }
     }
 

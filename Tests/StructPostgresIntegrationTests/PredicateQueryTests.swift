@@ -144,4 +144,48 @@ import Testing
             #expect(try await rowCount("books", service) == 12)
         }
     }
+
+    @Test func countsOfToManyRelationshipsAndRegularExpressions() async throws {
+        try await withBookstore { service, _ in
+            var graph = try await seed(service)
+            // Reviews per book: 2, except one with none and one with one; one store with a book fewer.
+            let emptied = graph[0].books![0].uuid
+            let halved = graph[1].books![1]
+            _ = try await service.deleteAll(ReviewModel.self, where: "bookID == %@", emptied)
+            _ = try await service.delete(entities: [halved.reviews![0]])
+            graph[0].books![0].reviews = []
+            graph[1].books![1].reviews!.removeFirst()
+            let unshelved = graph[2].books!.removeLast()  // leaves the store, stays a book
+            try await service.update(entities: [graph[2]])
+            let books = graph.flatMap { $0.books! } + [unshelved]
+            let bookCases: [(String, (BookModel) -> Bool)] = [
+                ("reviews.@count == 2", { $0.reviews!.count == 2 }),
+                ("reviews.@count < 2", { $0.reviews!.count < 2 }),
+                ("reviews.@count == 0 OR title MATCHES 'Title 00[12]-0[13]'", {
+                    $0.reviews!.isEmpty || $0.title!.wholeMatch(of: /Title 00[12]-0[13]/) != nil
+                }),
+                ("title MATCHES[c] 'title 001-.*'", { $0.title!.lowercased().hasPrefix("title 001-") }),
+                ("NOT title MATCHES 'Title.*'", { !$0.title!.hasPrefix("Title") }),
+                ("title MATCHES 'Title'", { $0.title == "Title" }),
+                ("NOT publisher MATCHES 'P.b'", { $0.publisher != "Pub" }),
+            ]
+            for (format, expected) in bookCases {
+                let found = try await service.fetch(BookModel.self, where: try Filter(format: format), loading: .none).map(\.uuid)
+                #expect(Set(found) == Set(books.filter(expected).map(\.uuid)), "\(format)")
+            }
+            let stores = try await service.fetch(StoreModel.self, where: "books.@count > 3", loading: .none)
+            #expect(stores.map(\.uuid).sorted() == [graph[0].uuid, graph[1].uuid].sorted(), "a count through the join table")
+            let typed = try await service.fetch(BookModel.self, where: .matches(\BookEntity.title, "TITLE 002-0[0-9]", caseInsensitive: true), loading: .none)
+            #expect(Set(typed.map(\.uuid)) == Set(books.filter { $0.title!.hasPrefix("Title 002-0") }.map(\.uuid)))
+
+            let badPattern = await #expect(throws: StructPostgresError.self) {
+                _ = try await service.fetch(BookModel.self, where: "title MATCHES %@", "(unclosed", loading: .none)
+            }
+            #expect(badPattern?.code == .invalidValue)
+            let notACount = await #expect(throws: StructPostgresError.self) {
+                _ = try await service.fetch(BookModel.self, where: "reviews.content == 'x'", loading: .none)
+            }
+            #expect(notACount?.message.contains("ANY reviews.content == %@, or count it with reviews.@count") == true)
+        }
+    }
 }

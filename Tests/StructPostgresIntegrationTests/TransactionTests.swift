@@ -117,7 +117,9 @@ private struct Abort: Error {}
                 try await service.transaction(.init(isolation: .repeatableRead, maxRetries: 2)) { tx in
                     attempts.withLock { $0 += 1 }
                     var current = try await tx.fetch(Novel.self, where: .equal("uuid", book.uuid))[0]
-                    try await service.update(entities: [current])  // conflicts every time
+                    var concurrent = current
+                    concurrent.title = UUID().uuidString
+                    try await service.update(entities: [concurrent])  // conflicts every time
                     current.price = 1
                     try await tx.update(entities: [current])
                 }

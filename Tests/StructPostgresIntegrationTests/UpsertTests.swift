@@ -33,7 +33,7 @@ import Testing
             try await service.update(entities: Array(batch.prefix(1)))  // loads the table layout once
             log.reset()
             let result = try await service.update(entities: batch)
-            #expect(result == UpsertResult(inserted: 9_999, updated: 1))
+            #expect(result == UpsertResult(inserted: 9_999, unchanged: 1))
             #expect(log.all.count == 1)
             #expect(log.all.first?.hasPrefix("WITH upserted AS (INSERT INTO \"books\"") == true)
             #expect(log.all.first?.contains("unnest(") == true)
@@ -166,6 +166,92 @@ import Testing
             let written = try await service.update(entities: people)
             #expect(written.inserted == 10_001)
             #expect(log.all.filter { $0.hasPrefix("WITH upserted") }.count == 1)
+        }
+    }
+
+    @Test func rowsThatWouldNotChangeAreNotRewrittenAndCountAsUnchanged() async throws {
+        try await withTables(BookSchema.create) { service, log in
+            let first = books(4)
+            try await service.update(entities: first)
+            let versions = { try await service.query("SELECT string_agg(xmin::text || ctid::text, ',' ORDER BY uuid) FROM books")[0].decode(String.self) }
+            let before = try await versions()
+            #expect(try await service.update(entities: first) == UpsertResult(unchanged: 4))
+            #expect(try await service.update(entities: [first[0]]) == UpsertResult(unchanged: 1), "the single-row statement")
+            #expect(try await versions() == before, "no new row versions")
+
+            var changed = first
+            changed[1].publisher = nil
+            changed[2].price = 7
+            #expect(try await service.update(entities: changed + books(1)) == UpsertResult(inserted: 1, updated: 2, unchanged: 2))
+            #expect(try await service.update(entities: changed, options: .updating("title")) == UpsertResult(unchanged: 4))
+            var retitled = changed[3]
+            retitled.title = "New"
+            retitled.price = 1_000
+            #expect(try await service.update(entities: [retitled], options: .updating("title")) == UpsertResult(updated: 1))
+            let stored: [Novel] = try await service.fetch(where: .equal("uuid", retitled.uuid))
+            #expect(stored.first?.title == "New")
+            #expect(stored.first?.price == changed[3].price, "columns not chosen are kept")
+            #expect(log.all.contains { $0.contains("IS DISTINCT FROM (EXCLUDED.") })
+        }
+    }
+
+    @Test func aColumnTypeWithoutEqualityIsComparedAsText() async throws {
+        struct Document: StoredModel {
+            static let table = "documents"
+            var uuid: UUID
+            var body: Address
+            var spot: String
+        }
+        try await withTables("CREATE TABLE documents (uuid uuid PRIMARY KEY, body json NOT NULL, spot point NOT NULL)") { service, _ in
+            var document = Document(uuid: UUID(), body: Address(street: "Main", city: "Oslo", tags: []), spot: "(1,2)")
+            let first = try await service.update(entities: [document])
+            #expect(first == UpsertResult(inserted: 1))
+            let again = try await service.update(entities: [document, Document(uuid: UUID(), body: document.body, spot: "(0,0)")])
+            #expect(again == UpsertResult(inserted: 1, unchanged: 1))
+            document.body.city = "Bergen"
+            let changed = try await service.update(entities: [document])
+            #expect(changed == UpsertResult(updated: 1))
+        }
+    }
+
+    @Test func aNilPartOfAUniqueKeyIsRefusedUnlessTheIndexMatchesNulls() async throws {
+        struct Regional: StoredModel, Equatable {
+            static let table = "regional"
+            static let uniqueKey = ["code", "region"]
+            var code: String
+            var region: String?
+            var label: String
+        }
+        let distinct = "CREATE TABLE regional (code text NOT NULL, region text, label text NOT NULL, UNIQUE (code, region))"
+        try await withTables(distinct) { service, log in
+            let batch = [Regional(code: "A", region: "north", label: "1"), Regional(code: "B", region: nil, label: "2")]
+            for entities in [batch, [batch[1]]] {
+                let error = await #expect(throws: StructPostgresError.self) { try await service.update(entities: entities) }
+                #expect(error?.code == .invalidValue)
+                #expect(error?.property == "region")
+                #expect(error?.column == "region")
+                #expect(error?.rowKey == "code='B', region=NULL")
+                #expect(error?.message.contains("NULLS NOT DISTINCT") == true)
+            }
+            let stored = try await rowCount("regional", service)
+            #expect(stored == 0)
+            #expect(!log.all.contains { $0.contains("INSERT INTO") })
+        }
+        let notDistinct = "CREATE TABLE regional (code text NOT NULL, region text, label text NOT NULL, UNIQUE NULLS NOT DISTINCT (code, region))"
+        try await withTables(notDistinct) { service, _ in
+            let global = Regional(code: "B", region: nil, label: "first")
+            #expect(try await service.update(entities: [global]) == UpsertResult(inserted: 1))
+            var renamed = global
+            renamed.label = "second"
+            #expect(try await service.update(entities: [renamed]) == UpsertResult(updated: 1))
+            var last = global
+            last.label = "third"
+            let batch = [Regional(code: "A", region: "north", label: "1"), renamed, last]
+            #expect(try await service.update(entities: batch) == UpsertResult(inserted: 1, updated: 1, merged: 1))
+            let stored: [Regional] = try await service.fetch(sortedBy: [.ascending("code")])
+            #expect(stored == [batch[0], last])
+            #expect(try await service.delete(entities: [last]) == 1)
+            #expect(try await rowCount("regional", service) == 1)
         }
     }
 }

@@ -103,7 +103,7 @@ fileprivate struct Shifty: StoredModel, Equatable {
             try await service.update(entities: books)
             let repriced = books.map { Shifty(uuid: $0.uuid, title: nil, price: $0.price * 10, mode: .withoutTitle) }
             let result = try await service.update(entities: repriced)
-            #expect(result == UpsertResult(updated: 6_000))
+            #expect(result == UpsertResult(updated: 5_999, unchanged: 1), "the book priced 0 keeps its price")
             let stored = try await service.fetch(Shifty.self, sortedBy: [.ascending("price")])
             #expect(stored.map(\.title) == books.map(\.title))
             #expect(stored.map(\.price) == books.map { $0.price * 10 })

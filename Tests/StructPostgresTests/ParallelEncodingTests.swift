@@ -40,7 +40,7 @@ struct ParallelEncodingTests {
         let columns = [column("uuid", "uuid", "U"), column("label", "text", "S"), column("count", "int2", "N")]
         let schema = TableSchema(
             table: "counted", quotedTable: "\"counted\"", columns: Dictionary(uniqueKeysWithValues: columns.map { ($0.name, $0) }),
-            columnOrder: columns.map(\.name), uniqueKeys: [["uuid"]])
+            columnOrder: columns.map(\.name), uniqueKeys: [.init(columns: ["uuid"], nullsNotDistinct: false)])
         return try EntityDescription(Counted.self, schema: schema)
     }
 

@@ -23,7 +23,7 @@ private func render(_ format: String, _ arguments: (any Encodable & Sendable)?..
     ]
     let schema = TableSchema(
         table: "books", quotedTable: "\"books\"", columns: Dictionary(uniqueKeysWithValues: columns.map { ($0.name, $0) }),
-        columnOrder: columns.map(\.name), uniqueKeys: [["uuid"]])
+        columnOrder: columns.map(\.name), uniqueKeys: [.init(columns: ["uuid"], nullsNotDistinct: false)])
     let description = try EntityDescription(Book.self, schema: schema)
     let filter = try Filter(format: format, arguments: arguments)
     var statement = Statement(sql: "")
@@ -93,7 +93,7 @@ private func render(_ format: String, _ arguments: (any Encodable & Sendable)?..
         ("title === 'x'", "expected a key or a value, found '='", 8),
         ("title == 'Dune", "the string that starts here is not closed", 9),
         ("title ~ 'x'", "unexpected character '~'", 6),
-        ("title SOUNDSLIKE 'x'", "expected a comparison (==, !=, <, <=, >, >=, IN, BETWEEN, BEGINSWITH, ENDSWITH, CONTAINS, LIKE), found 'SOUNDSLIKE'", 6),
+        ("title SOUNDSLIKE 'x'", "expected a comparison (==, !=, <, <=, >, >=, IN, BETWEEN, BEGINSWITH, ENDSWITH, CONTAINS, LIKE, MATCHES), found 'SOUNDSLIKE'", 6),
         ("(title == 'x'", "expected ')' to close the '(' , found the end", 13),
         ("title == 'x' price > 1", "expected AND, OR or the end of the predicate, found 'price'", 13),
         ("title == 'x'; DROP TABLE books", "unexpected character ';'", 12),

@@ -23,7 +23,7 @@ private struct Tagged: StoredModel {
         return TableSchema(
             table: "shop.tagged", quotedTable: "\"shop\".\"tagged\"",
             columns: Dictionary(uniqueKeysWithValues: columns.map { ($0.name, $0) }),
-            columnOrder: columns.map(\.name), uniqueKeys: [["uuid"]])
+            columnOrder: columns.map(\.name), uniqueKeys: [.init(columns: ["uuid"], nullsNotDistinct: false)])
     }
 
     @Test func oneStatementWithOneArrayParameterPerColumn() throws {
@@ -37,6 +37,7 @@ private struct Tagged: StoredModel {
             SELECT u."uuid", u."label", u."tags"::text[], u."status"::shop.status \
             FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS u("uuid", "label", "tags", "status") \
             ON CONFLICT ("uuid") DO UPDATE SET "label" = EXCLUDED."label", "tags" = EXCLUDED."tags", "status" = EXCLUDED."status" \
+            WHERE (t."label", t."tags", t."status") IS DISTINCT FROM (EXCLUDED."label", EXCLUDED."tags", EXCLUDED."status") \
             RETURNING (t.xmax = 0) AS inserted) SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FROM upserted
             """)
     }
@@ -47,7 +48,7 @@ private struct Tagged: StoredModel {
         let ignore = try DatabaseSession.upsertStatement(batch, description: description, options: .insertIfAbsent)
         #expect(ignore.sql.contains("ON CONFLICT (\"uuid\") DO NOTHING"))
         let chosen = try DatabaseSession.upsertStatement(batch, description: description, options: .updating("label"))
-        #expect(chosen.sql.contains("DO UPDATE SET \"label\" = EXCLUDED.\"label\" RETURNING"))
+        #expect(chosen.sql.contains("DO UPDATE SET \"label\" = EXCLUDED.\"label\" WHERE (t.\"label\") IS DISTINCT FROM (EXCLUDED.\"label\") RETURNING"))
         #expect(throws: StructPostgresError.self) {
             try DatabaseSession.upsertStatement(batch, description: description, options: .updating("missing"))
         }

@@ -54,17 +54,19 @@ private struct RowDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     var codingPath: [any CodingKey] { [] }
     var allKeys: [Key] { decoder.layout.indexes.keys.compactMap { Key(stringValue: $0) } }
 
-    func contains(_ key: Key) -> Bool { decoder.layout.index(for: key) != nil }
+    /// Every key is "present": an optional property without a column fails with ``noColumn(_:)`` as its write
+    /// does, rather than decoding as nil.
+    func contains(_ key: Key) -> Bool { true }
 
     func decodeNil(forKey key: Key) throws -> Bool {
-        guard let index = decoder.layout.index(for: key) else { return try failure(noColumn(key), key: key) }
+        guard let index = decoder.layout.index(for: key) else { throw noColumn(key) }
         return decoder.cells.bytes(row: decoder.row, column: index) == nil
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         guard let index = decoder.layout.index(for: key) else {
             if let slot = T.self as? any RelationshipSlot.Type { return slot.unloadedSlot as! T }
-            return try failure(noColumn(key), key: key)
+            throw noColumn(key)
         }
         let row = decoder.row
         do {
@@ -86,8 +88,15 @@ private struct RowDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
         }
     }
 
-    private func noColumn(_ key: Key) -> String {
-        "table '\(decoder.layout.schema.table)' has no column '\(decoder.layout.column(for: key))' for property '\(key.stringValue)'"
+    /// The error a write gives for the same property (see ``BatchColumns``): the entity does not fit the table.
+    private func noColumn(_ key: Key) -> StructPostgresError {
+        let layout = decoder.layout
+        let column = layout.column(for: key)
+        return StructPostgresError(
+            .undefinedColumn,
+            "property '\(key.stringValue)' maps to column '\(column)', which table '\(layout.schema.table)' does not have (columns: \(layout.schema.columnOrder.joined(separator: ", ")))",
+            sqlState: SQLState.undefinedColumn, entity: layout.entity, table: layout.schema.table, column: column,
+            property: key.stringValue)
     }
 
     private func failure<T>(_ message: String, key: Key) throws -> T {

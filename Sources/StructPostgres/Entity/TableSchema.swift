@@ -17,9 +17,19 @@ struct TableSchema: Sendable {
         let castName: String
 
         var isArray: Bool { category == "A" }
+
+        /// What a filter compares when it counts (`reviews.@count`): a `bigint` that is not a column.
+        static func count(named name: String) -> Column {
+            Column(name: name, typeName: "bigint", baseName: "int8", category: "N", maxLength: nil, numericPrecision: nil, castName: "bigint")
+        }
         /// The wire type named like the column's type (`uuid`, `int8`, `jsonb`...), if there is one.
         var naturalWire: WireType? { WireType(rawValue: baseName) }
         var isStringLike: Bool { category == "S" }
+        /// Whether values of the type can be compared with `=` (json, xml and geometric types cannot).
+        var hasEquality: Bool {
+            let element = isArray ? String(baseName.dropFirst()) : baseName
+            return !["json", "xml", "point", "line", "lseg", "box", "path", "polygon", "circle"].contains(element)
+        }
 
         /// Whether a value travelling as `wire` fits this column; text and JSON depend on the use (a write lets
         /// the server convert text, a comparison is stricter), so the caller says.
@@ -51,11 +61,24 @@ struct TableSchema: Sendable {
     var referencesItself: Bool { foreignKeys.contains { $0.referencedTable == oid } }
     let columns: [String: Column]
     let columnOrder: [String]
-    /// Column sets of the table's unique indexes (the primary key included).
-    let uniqueKeys: [[String]]
+    /// A unique index (or the primary key) of whole columns.
+    struct UniqueKey: Sendable {
+        let columns: [String]
+        /// Declared `NULLS NOT DISTINCT` (PostgreSQL 15 and later): a NULL matches a NULL.
+        let nullsNotDistinct: Bool
+    }
+
+    /// The table's unique indexes (the primary key included).
+    let uniqueKeys: [UniqueKey]
 
     func hasUniqueIndex(on key: [String]) -> Bool {
-        uniqueKeys.contains { Set($0) == Set(key) }
+        uniqueKeys.contains { Set($0.columns) == Set(key) }
+    }
+
+    /// Whether rows whose `key` holds NULLs conflict with each other: ON CONFLICT on `key` takes every unique
+    /// index on those columns as arbiter, so one declared `NULLS NOT DISTINCT` makes them match.
+    func nullsMatch(in key: [String]) -> Bool {
+        uniqueKeys.contains { Set($0.columns) == Set(key) && $0.nullsNotDistinct }
     }
 
     static let columnsSQL = """
@@ -94,9 +117,11 @@ struct TableSchema: Sendable {
         ORDER BY c.conname
         """
 
+    /// `indnullsnotdistinct` is read through `to_jsonb`, which yields NULL where the column does not exist (before 15).
     static let uniqueKeysSQL = """
         SELECT ARRAY(SELECT a.attname::text FROM unnest(i.indkey[0:i.indnkeyatts - 1]) AS k(n)
-                     JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.n)
+                     JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.n),
+               coalesce((to_jsonb(i) ->> 'indnullsnotdistinct')::boolean, false)
         FROM pg_index i
         WHERE i.indrelid = $1::oid AND i.indisunique AND i.indpred IS NULL AND i.indimmediate AND i.indisvalid
           AND NOT (0 = ANY (i.indkey[0:i.indnkeyatts - 1]))

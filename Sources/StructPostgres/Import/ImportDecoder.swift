@@ -155,7 +155,7 @@ extension ImportDecoder: SingleValueDecodingContainer {
             switch text.lowercased() {
             case "true", "yes", "1": return true
             case "false", "no", "0": return false
-            default: throw mismatch(Bool.self, "expected a boolean, found the string '\(text)'")
+            default: throw mismatch(Bool.self, "expected a boolean, found a string that is not one")
             }
         case .number("0"): return false
         case .number("1"): return true
@@ -195,18 +195,18 @@ extension ImportDecoder: SingleValueDecodingContainer {
         case is Date.Type: return try date() as! T
         case is UUID.Type:
             guard case .string(let text) = value, let uuid = UUID(uuidString: text) else {
-                throw mismatch(UUID.self, "expected a UUID string, found \(describe(value))")
+                throw mismatch(UUID.self, "expected a UUID string, found \(describe(value, notA: "UUID"))")
             }
             return uuid as! T
         case is URL.Type:
             guard case .string(let text) = value, let url = URL(string: text) else {
-                throw mismatch(URL.self, "expected a URL string, found \(describe(value))")
+                throw mismatch(URL.self, "expected a URL string, found \(describe(value, notA: "URL"))")
             }
             return url as! T
         case is Decimal.Type: return try number(Decimal.self) { Decimal(string: $0, locale: Locale(identifier: "en_US_POSIX")) } as! T
         case is Data.Type:
             guard case .string(let text) = value, let data = Data(base64Encoded: text) else {
-                throw mismatch(Data.self, "expected base64 text, found \(describe(value))")
+                throw mismatch(Data.self, "expected base64 text, found \(describe(value, notA: "base64 text"))")
             }
             return data as! T
         default:
@@ -222,7 +222,7 @@ extension ImportDecoder: SingleValueDecodingContainer {
             return Date(timeIntervalSince1970: seconds / scale)
         case (.iso8601, .string(let text)):
             if let date = context.dates.iso8601(text) { return date }
-            throw mismatch(Date.self, "expected an ISO 8601 date, found the string '\(text)'")
+            throw mismatch(Date.self, "expected an ISO 8601 date, found a string that is not one")
         default:
             throw mismatch(Date.self, "expected an ISO 8601 date string, found \(value.kind)")
         }
@@ -233,10 +233,10 @@ extension ImportDecoder: SingleValueDecodingContainer {
         switch value {
         case .number(let digits): text = digits
         case .string(let string) where context.options.numbersFromStrings: text = string.trimmingCharacters(in: .whitespaces)
-        default: throw mismatch(N.self, "expected a number, found \(describe(value))")
+        default: throw mismatch(N.self, "expected a number, found \(value.kind)")
         }
         // The whole text must be a number: Decimal(string:) alone would take "12.5 USD" as 12.5.
-        guard Double(text) != nil, let number = make(text) else { throw mismatch(N.self, "expected a number, found \(describe(value))") }
+        guard Double(text) != nil, let number = make(text) else { throw mismatch(N.self, "expected a number, found \(describe(value, notA: "number"))") }
         return number
     }
 
@@ -247,13 +247,13 @@ extension ImportDecoder: SingleValueDecodingContainer {
         if let dot = text.firstIndex(of: "."), text[text.index(after: dot)...].allSatisfy({ $0 == "0" }), let exact = I(text[..<dot]) {
             return exact
         }
-        throw mismatch(I.self, "expected \(I.self), found \(describe(value))")
+        throw mismatch(I.self, "expected \(I.self), found \(describe(value, notA: "whole number in its range"))")
     }
 
-    private func describe(_ value: JSONValue) -> String {
+    /// What a value is, never what it holds: errors and failure reports must not quote the payload.
+    private func describe(_ value: JSONValue, notA expected: String) -> String {
         switch value {
-        case .string(let text): "the string '\(text.prefix(40))'"
-        case .number(let text): "the number \(text)"
+        case .string, .number: "\(value.kind) that is not a \(expected)"
         default: value.kind
         }
     }

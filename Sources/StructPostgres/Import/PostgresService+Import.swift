@@ -104,6 +104,8 @@ struct ImportRun<Model: EntityConvertible & Decodable> {
             model = try ImportDecoder(value: value, codingPath: [], context: context).decodeValue(Model.self)
         } catch let error as DecodingError {
             throw Self.failure(error, index: index)
+        } catch let error as StructPostgresError {
+            throw ImportFailure(index: index, path: "[\(index)]", reason: error.message)
         } catch {
             throw ImportFailure(index: index, path: "[\(index)]", reason: "\(error)")
         }
@@ -177,14 +179,23 @@ struct ImportRun<Model: EntityConvertible & Decodable> {
         switch error {
         case .keyNotFound(_, let context): (path, reason) = (context.codingPath, context.debugDescription)
         case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
-            (path, reason) = (context.codingPath, context.debugDescription)
-        @unknown default: (path, reason) = ([], "\(error)")
+            (path, reason) = (context.codingPath, withoutValue(context.debugDescription))
+        @unknown default: (path, reason) = ([], "the record cannot be decoded")
         }
         var text = "[\(index)]"
         for key in path {
             if let int = key.intValue { text += "[\(int)]" } else { text += ".\(key.stringValue)" }
         }
         return ImportFailure(index: index, path: text, reason: reason)
+    }
+
+    /// The standard library's `RawRepresentable` decoding says `Cannot initialize Role from invalid String value
+    /// x`: keep what was expected, drop the value.
+    static func withoutValue(_ message: String) -> String {
+        guard message.hasPrefix("Cannot initialize "), let range = message.range(of: " from invalid ") else { return message }
+        let type = message[message.index(message.startIndex, offsetBy: 18)..<range.lowerBound]
+        let rawType = message[range.upperBound...].split(separator: " ").first ?? "raw"
+        return "expected a \(rawType) raw value of \(type), found one that is none of its cases"
     }
 }
 

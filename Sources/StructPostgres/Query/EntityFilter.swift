@@ -43,6 +43,11 @@ public struct EntityFilter<Entity: EntityProtocol>: Sendable {
         textFilter(keyPath, .like, pattern, caseInsensitive)
     }
 
+    /// Text at `keyPath` that a regular expression matches as a whole (NSPredicate's `MATCHES`).
+    public static func matches<Text: TextValue>(_ keyPath: KeyPath<Entity, Text>, _ pattern: String, caseInsensitive: Bool = false) -> Self {
+        textFilter(keyPath, .matches, pattern, caseInsensitive)
+    }
+
     private static func textFilter<Text>(
         _ keyPath: KeyPath<Entity, Text>, _ op: Filter.Operator, _ text: String, _ caseInsensitive: Bool
     ) -> Self {

@@ -27,8 +27,11 @@ public struct Filter: Sendable {
         case equal, notEqual, less, lessOrEqual, greater, greaterOrEqual
         /// String operators; `like` takes NSPredicate's wildcards `*` and `?`.
         case beginsWith, endsWith, contains, like
+        /// A regular expression that the whole string matches, as NSPredicate's `MATCHES` (PostgreSQL's `~`
+        /// with the pattern anchored at both ends; its syntax is POSIX with Perl's extensions, close to ICU's).
+        case matches
 
-        var isStringOperator: Bool { [.beginsWith, .endsWith, .contains, .like].contains(self) }
+        var isStringOperator: Bool { [.beginsWith, .endsWith, .contains, .like, .matches].contains(self) }
     }
 
     /// How a to-many key path is quantified: `ANY books.price > 10`.
@@ -51,9 +54,10 @@ public struct Filter: Sendable {
     init(node: Node) { self.node = node }
 
     /// A filter from an NSPredicate format string, for ported code: `==`, `!=`, `<`, `<=`, `>`, `>=`, `IN`,
-    /// `BETWEEN`, `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `LIKE` (with `[c]`), `AND`, `OR`, `NOT`, parentheses,
-    /// `nil`, `TRUEPREDICATE`, `FALSEPREDICATE`, key paths through to-one relationships (`author.name`),
-    /// `ANY`/`ALL`/`NONE` over to-many ones, and the substitutions `%@ %K %d %i %f %lld`.
+    /// `BETWEEN`, `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `LIKE`, `MATCHES` (with `[c]`), `AND`, `OR`, `NOT`,
+    /// parentheses, `nil`, `TRUEPREDICATE`, `FALSEPREDICATE`, key paths through to-one relationships
+    /// (`author.name`), `ANY`/`ALL`/`NONE` over to-many ones, `@count` of a to-many relationship or an array
+    /// (`reviews.@count > 2`), and the substitutions `%@ %K %d %i %f %lld`.
     ///
     /// ```swift
     /// let filter = try Filter(format: "bookId == %@ AND content CONTAINS[c] %@", book.uuid, "great")

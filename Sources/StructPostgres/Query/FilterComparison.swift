@@ -18,7 +18,7 @@ struct FilterComparison {
         guard !options.diacriticInsensitive else {
             throw invalid("diacritic-insensitive comparison ([d]) is not supported: PostgreSQL needs the unaccent extension for it")
         }
-        var encoded = try encode(value)
+        let encoded = try encode(value)
         let subject = options.caseInsensitive ? "lower(\(operand.sql))" : operand.sql
         if encoded == .null {
             switch op {
@@ -31,9 +31,14 @@ struct FilterComparison {
             guard operand.column.isStringLike, case .text(let text) = encoded else {
                 throw invalid("\(op.rawValue) needs a text column and a string; column '\(operand.column.name)' is \(operand.column.typeName)")
             }
-            encoded = .text(Self.pattern(for: op, text))
-            let parameter = statement.bind(encoded)
-            let condition = "\(operand.sql) \(options.caseInsensitive ? "ILIKE" : "LIKE") \(parameter)"
+            let condition: String
+            if op == .matches {
+                let parameter = statement.bind(.text("^(?:" + text + ")$"))
+                condition = "\(operand.sql) \(options.caseInsensitive ? "~*" : "~") \(parameter)"
+            } else {
+                let parameter = statement.bind(.text(Self.pattern(for: op, text)))
+                condition = "\(operand.sql) \(options.caseInsensitive ? "ILIKE" : "LIKE") \(parameter)"
+            }
             return negated ? "(\(condition)) IS NOT TRUE" : condition
         }
         try check(encoded)

@@ -64,16 +64,7 @@ struct FilterSQL {
             throw unknownKey(key, scope, reason: "ANY, ALL and NONE need a key path through a to-many relationship, as in ANY books.price > 10")
         }
         let resolved = relationship.resolved
-        let alias = nextAlias()
-        let from: String
-        if let join = resolved.join {
-            from = "FROM \(join.quotedTable) \(alias)j JOIN \(join.quotedTargetTable) \(alias) "
-                + "ON \(alias).\(q(join.targetKey)) = \(alias)j.\(q(join.childColumn)) "
-                + "WHERE \(alias)j.\(q(join.parentColumn)) = \(scope.qualifier).\(q(resolved.sourceColumn))"
-        } else {
-            from = "FROM \(resolved.target.schema.quotedTable) \(alias) "
-                + "WHERE \(alias).\(q(resolved.targetColumn!)) = \(scope.qualifier).\(q(resolved.sourceColumn))"
-        }
+        let (from, alias) = children(of: resolved, scope)
         let condition = try sql(Self.replacingKey(of: inner, with: segments[1]), negated: false, Scope(description: resolved.target, qualifier: alias), &statement)
         var effective = quantifier
         if negated {
@@ -90,9 +81,29 @@ struct FilterSQL {
         }
     }
 
-    /// The SQL reading `key` in `scope`: a column, or a scalar subquery through to-one relationships.
+    /// `FROM <children> WHERE <linked to the row of scope>` for a to-many relationship, and the children's alias.
+    private mutating func children(of resolved: ResolvedRelationship, _ scope: Scope) -> (from: String, alias: String) {
+        let alias = nextAlias()
+        if let join = resolved.join {
+            return ("FROM \(join.quotedTable) \(alias)j JOIN \(join.quotedTargetTable) \(alias) "
+                + "ON \(alias).\(q(join.targetKey)) = \(alias)j.\(q(join.childColumn)) "
+                + "WHERE \(alias)j.\(q(join.parentColumn)) = \(scope.qualifier).\(q(resolved.sourceColumn))", alias)
+        }
+        return ("FROM \(resolved.target.schema.quotedTable) \(alias) "
+            + "WHERE \(alias).\(q(resolved.targetColumn!)) = \(scope.qualifier).\(q(resolved.sourceColumn))", alias)
+    }
+
+    /// The SQL reading `key` in `scope`: a column, a scalar subquery through to-one relationships, or `@count`
+    /// of a to-many relationship (a correlated `count(*)`) or of an array column (its length).
     private mutating func key(_ key: String, _ scope: Scope) throws -> FilterComparison.Operand {
         let segments = key.split(separator: ".", maxSplits: 1).map(String.init)
+        if segments.count == 2, segments[1] == "@count",
+           let column = try? scope.description.column(for: segments[0]),
+           let info = scope.description.schema.columns[column], info.isArray {
+            return .init(
+                sql: "coalesce(cardinality(\(scope.qualifier).\(q(column))), 0)", column: .count(named: key),
+                description: scope.description)
+        }
         if segments.count == 1 {
             if scope.description.schema.columns[key] == nil,
                let info = scope.description.relationships.first(where: { $0.name == key }), !info.kind.isToMany,
@@ -106,8 +117,14 @@ struct FilterSQL {
             return .init(sql: "\(scope.qualifier).\(q(column))", column: scope.description.schema.columns[column]!, description: scope.description)
         }
         let relationship = try self.relationship(segments[0], of: scope, key: key)
-        guard !relationship.info.kind.isToMany else {
-            throw unknownKey(key, scope, reason: "'\(segments[0])' is a to-many relationship; use ANY, ALL or NONE, as in ANY \(key) == %@")
+        if relationship.info.kind.isToMany {
+            guard segments[1] == "@count" else {
+                throw unknownKey(
+                    key, scope,
+                    reason: "'\(segments[0])' is a to-many relationship; use ANY, ALL or NONE, as in ANY \(key) == %@, or count it with \(segments[0]).@count")
+            }
+            let (from, _) = children(of: relationship.resolved, scope)
+            return .init(sql: "(SELECT count(*) \(from))", column: .count(named: key), description: scope.description)
         }
         let resolved = relationship.resolved
         let alias = nextAlias()

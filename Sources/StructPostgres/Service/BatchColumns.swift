@@ -127,7 +127,12 @@ struct BatchColumns: Sendable {
             }
             return index
         }
-        self.merged = entities.count == 1 || keysOnly ? 0 : Self.mergeDuplicates(&collected, rowCount: entities.count, keyIndexes: keyIndexes)
+        let nullsMatch = description.schema.nullsMatch(in: description.keyColumns)
+        if !nullsMatch {
+            try Self.refuseNilKeys(collected, keyIndexes: keyIndexes, names: names, properties: properties, description: description)
+        }
+        self.merged = entities.count == 1 || keysOnly
+            ? 0 : Self.mergeDuplicates(&collected, rowCount: entities.count, keyIndexes: keyIndexes, nullsMatch: nullsMatch)
         self.rowCount = entities.count - merged
         // First what the table says of each column, then every value (the values of several columns at once).
         var kept: [(name: String, property: String, info: TableSchema.Column, values: [ColumnValue])] = []
@@ -161,18 +166,37 @@ struct BatchColumns: Sendable {
     }
 
     /// Keeps one row per unique key, the last one given, at the place of the first; returns how many were dropped.
-    private static func mergeDuplicates(_ columns: inout [[ColumnValue]], rowCount: Int, keyIndexes: [Int]) -> Int {
+    /// A key with a NULL never matches a stored row (unless its index is `NULLS NOT DISTINCT`): writing the same
+    /// record twice would insert it twice, so such a row is refused by name before anything is sent.
+    private static func refuseNilKeys(
+        _ columns: [[ColumnValue]], keyIndexes: [Int], names: [String], properties: [String], description: EntityDescription
+    ) throws {
+        for index in keyIndexes {
+            guard let row = columns[index].firstIndex(where: \.isNull) else { continue }
+            let key = keyIndexes.map { "\(names[$0])=\(columns[$0][row].keyDescription)" }.joined(separator: ", ")
+            let whole = keyIndexes.count == 1 ? "the unique key" : "part of the unique key (\(keyIndexes.map { names[$0] }.joined(separator: ", ")))"
+            throw StructPostgresError(
+                .invalidValue,
+                "\(description.entity).\(properties[index]) is nil, and it is \(whole): PostgreSQL never matches NULL in ON CONFLICT, so every write would insert the record again. Give it a value, or declare the unique index NULLS NOT DISTINCT (PostgreSQL 15 and later) to make nil match nil",
+                sqlState: SQLState.notNullViolation, entity: description.entity, table: description.schema.table,
+                column: names[index], property: properties[index], rowKey: key)
+        }
+    }
+
+    private static func mergeDuplicates(_ columns: inout [[ColumnValue]], rowCount: Int, keyIndexes: [Int], nullsMatch: Bool) -> Int {
         let kept: [Int]
         if keyIndexes.count == 1 {
             let keys = columns[keyIndexes[0]]
             if let uuids = UUIDKey.all(keys) {
                 kept = keptRows(rowCount, isNull: { _ in false }) { uuids[$0] }
             } else {
-                kept = keptRows(rowCount, isNull: \.isNull) { storedKey(keys[$0]) }
+                kept = keptRows(rowCount, isNull: { !nullsMatch && $0.isNull }) { storedKey(keys[$0]) }
             }
         } else {
             let snapshot = columns
-            kept = keptRows(rowCount, isNull: { $0.contains(where: \.isNull) }) { row in keyIndexes.map { storedKey(snapshot[$0][row]) } }
+            kept = keptRows(rowCount, isNull: { !nullsMatch && $0.contains(where: \.isNull) }) { row in
+                keyIndexes.map { storedKey(snapshot[$0][row]) }
+            }
         }
         guard kept.count < rowCount else { return 0 }
         columns = columns.map { values in kept.map { values[$0] } }

@@ -102,13 +102,14 @@ extension ServiceRuntime {
     }
 
     /// PostgresNIO's pool replaces a closed connection only to keep its minimum count: callers already waiting
-    /// for a connection would wait until another request arrives. A request of its own, given up after a
-    /// second, makes the pool open a connection, which goes to the first caller waiting.
+    /// for a connection would wait until another request arrives. A request of its own, given up once opening a
+    /// connection has had its full time, makes the pool open a connection, which goes to the first caller waiting.
     private func nudgePool() {
+        let patience = configuration.connection.connectTimeout ?? configuration.pool.connectTimeout
         Task { [client] in
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { try? await client.withConnection { _ in } }
-                group.addTask { try? await Task.sleep(for: .seconds(1)) }
+                group.addTask { try? await Task.sleep(for: patience) }
                 await group.next()
                 group.cancelAll()
             }

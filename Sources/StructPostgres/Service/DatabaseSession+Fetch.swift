@@ -132,18 +132,23 @@ extension DatabaseSession {
             parameters.append("\(parameter)::\(column.arrayType.sqlName)[]")
         }
         let table = description.schema.quotedTable
+        let names = description.keyColumns.map(SQLIdentifier.quote).joined(separator: ", ")
+        let casts = description.keyColumns.map { key in
+            let column = batch.columns.first { $0.name == key }!
+            return "k.\(SQLIdentifier.quote(key))" + (column.needsCast ? "::\(column.info.castName)" : "")
+        }
+        let keys = "unnest(\(parameters.joined(separator: ", "))) AS k(\(names))"
         let condition: String
-        if description.keyColumns.count == 1 {
+        if batch.columns.contains(where: { $0.values.contains(where: \.isNull) }) {
+            // Only reached for a NULLS NOT DISTINCT key (other nil keys are refused): nil matches NULL, which IN never does.
+            let matches = zip(description.keyColumns, casts).map { "\(table).\(SQLIdentifier.quote($0)) IS NOT DISTINCT FROM \($1)" }
+            condition = "EXISTS (SELECT 1 FROM \(keys) WHERE \(matches.joined(separator: " AND ")))"
+        } else if description.keyColumns.count == 1 {
             let column = batch.columns.first { $0.name == description.keyColumns[0] }!
             let list = column.needsCast ? "\(parameters[0])::\(column.info.castName)[]" : parameters[0]
-            condition = "\(SQLIdentifier.quote(description.keyColumns[0])) = ANY(\(list))"
+            condition = "\(names) = ANY(\(list))"
         } else {
-            let names = description.keyColumns.map(SQLIdentifier.quote).joined(separator: ", ")
-            let casts = description.keyColumns.map { key in
-                let column = batch.columns.first { $0.name == key }!
-                return "k.\(SQLIdentifier.quote(key))" + (column.needsCast ? "::\(column.info.castName)" : "")
-            }
-            condition = "(\(names)) IN (SELECT \(casts.joined(separator: ", ")) FROM unnest(\(parameters.joined(separator: ", "))) AS k(\(names)))"
+            condition = "(\(names)) IN (SELECT \(casts.joined(separator: ", ")) FROM \(keys))"
         }
         statement.sql = "DELETE FROM \(table) WHERE \(condition)"
         return try await tagged(description) { try await affectedRows(statement) }

@@ -96,6 +96,7 @@ extension DatabaseSession {
             result.skipped = prepared.rowCount - Int(inserted)
         } else {
             result.updated = Int(changed)
+            result.unchanged = prepared.rowCount - Int(inserted) - Int(changed)
         }
         return result
     }
@@ -157,7 +158,7 @@ extension DatabaseSession {
             }
             if updated.isEmpty { updated = [keys[0]] }
             let assignments = updated.map { "\(SQLIdentifier.quote($0)) = EXCLUDED.\(SQLIdentifier.quote($0))" }
-            conflict = "DO UPDATE SET " + assignments.joined(separator: ", ")
+            conflict = "DO UPDATE SET " + assignments.joined(separator: ", ") + " WHERE " + changedCondition(updated, schema)
         }
         if batch.rowCount == 1 {
             return """
@@ -171,6 +172,19 @@ extension DatabaseSession {
             ON CONFLICT (\(quotedKeys)) \(conflict) RETURNING (t.xmax = 0) AS inserted) \
             SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FROM upserted
             """
+    }
+
+    /// True where a stored row differs from the written one in one of `columns`: a row that would not change is
+    /// not rewritten (no new row version, no WAL), and RETURNING leaves it out. Types without `=` (json, xml,
+    /// geometric ones) are compared as text.
+    static func changedCondition(_ columns: [String], _ schema: TableSchema) -> String {
+        func side(_ qualifier: String, _ column: String) -> String {
+            let reference = "\(qualifier).\(SQLIdentifier.quote(column))"
+            guard let info = schema.columns[column], !info.hasEquality else { return reference }
+            return "\(reference)::text"
+        }
+        return "(" + columns.map { side("t", $0) }.joined(separator: ", ") + ") IS DISTINCT FROM ("
+            + columns.map { side("EXCLUDED", $0) }.joined(separator: ", ") + ")"
     }
 
     /// A foreign-key violation of an upsert means a referenced row exists neither in the batch nor in the

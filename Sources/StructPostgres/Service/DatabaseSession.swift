@@ -260,7 +260,10 @@ struct DatabaseSession: Sendable {
         }
         var keysQuery = Statement(sql: TableSchema.uniqueKeysSQL)
         _ = keysQuery.bind(.int8(oid))
-        let keys = try await run(keysQuery).map { try [String].decode($0.makeRandomAccess()[0]) }
+        let keys = try await run(keysQuery).map { row in
+            let access = row.makeRandomAccess()
+            return TableSchema.UniqueKey(columns: try [String].decode(access[0]), nullsNotDistinct: try access[1].decode(Bool.self))
+        }
         var foreignKeysQuery = Statement(sql: TableSchema.foreignKeysSQL)
         _ = foreignKeysQuery.bind(.int8(oid))
         let foreignKeys = try await run(foreignKeysQuery).map { row in

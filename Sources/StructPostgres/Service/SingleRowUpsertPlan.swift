@@ -21,9 +21,11 @@ final class SingleRowUpsertPlan: Sendable {
         let isArray: Bool
         /// The parameter's declared type (that of a null).
         let declared: WireType
+        /// A column of the unique key, which a nil must not reach (see ``BatchColumns``).
+        let refusesNil: Bool
 
-        init(checker: ValueChecker, wire: WireType?, isArray: Bool, declared: WireType) {
-            (self.checker, self.wire, self.isArray, self.declared) = (checker, wire, isArray, declared)
+        init(checker: ValueChecker, wire: WireType?, isArray: Bool, declared: WireType, refusesNil: Bool) {
+            (self.checker, self.wire, self.isArray, self.declared, self.refusesNil) = (checker, wire, isArray, declared, refusesNil)
         }
     }
 
@@ -38,12 +40,14 @@ final class SingleRowUpsertPlan: Sendable {
         let description = prepared.description
         self.description = description
         shape = RowEncoder.Shape(columns: prepared.columns, properties: prepared.properties)
+        let nilKeysRefused = !description.schema.nullsMatch(in: description.keyColumns)
         columns = batch.columns.map { column in
             Column(
                 checker: ValueChecker(
                     entity: description.entity, table: description.schema.table, column: column.info,
                     property: column.property, rowKey: { _ in "" }),
-                wire: column.wire, isArray: column.values[0].isArray, declared: column.arrayType)
+                wire: column.wire, isArray: column.values[0].isArray, declared: column.arrayType,
+                refusesNil: nilKeysRefused && description.keyColumns.contains(column.name))
         }
         sql = prepared.statement.sql
         types = prepared.statement.types
@@ -54,7 +58,9 @@ final class SingleRowUpsertPlan: Sendable {
         guard let values = try? RowEncoder(naming: description.naming).values(of: entity, shape: shape) else { return nil }
         var statement = Statement(sql: sql, parameters: columns.count)
         for (column, value) in zip(columns, values) {
-            if !value.isNull {
+            if value.isNull {
+                guard !column.refusesNil else { return nil }
+            } else {
                 guard value.wireType == column.wire, value.isArray == column.isArray,
                       (try? column.checker.check(value, row: 0)) != nil
                 else { return nil }

@@ -21,8 +21,11 @@ public struct UpsertOptions: Sendable, Equatable {
 public struct UpsertResult: Sendable, Equatable {
     /// Rows that did not exist before.
     public var inserted = 0
-    /// Existing rows that were updated.
+    /// Existing rows that were updated: at least one written column held another value.
     public var updated = 0
+    /// Existing rows whose stored values already equal the written ones (by each column type's `=`): left as
+    /// they were, so that writing the same data again costs no new row versions.
+    public var unchanged = 0
     /// Existing rows left untouched (``UpsertOptions/insertIfAbsent``).
     public var skipped = 0
     /// Entities dropped because a later one in the same batch had the same unique key
@@ -36,11 +39,12 @@ public struct UpsertResult: Sendable, Equatable {
     public var orphansDeleted = 0
 
     public init(
-        inserted: Int = 0, updated: Int = 0, skipped: Int = 0, merged: Int = 0,
+        inserted: Int = 0, updated: Int = 0, unchanged: Int = 0, skipped: Int = 0, merged: Int = 0,
         linked: Int = 0, unlinked: Int = 0, orphansDeleted: Int = 0
     ) {
         self.inserted = inserted
         self.updated = updated
+        self.unchanged = unchanged
         self.skipped = skipped
         self.merged = merged
         self.linked = linked
@@ -49,7 +53,7 @@ public struct UpsertResult: Sendable, Equatable {
     }
 
     static func + (lhs: Self, rhs: Self) -> Self {
-        Self(inserted: lhs.inserted + rhs.inserted, updated: lhs.updated + rhs.updated,
+        Self(inserted: lhs.inserted + rhs.inserted, updated: lhs.updated + rhs.updated, unchanged: lhs.unchanged + rhs.unchanged,
              skipped: lhs.skipped + rhs.skipped, merged: lhs.merged + rhs.merged,
              linked: lhs.linked + rhs.linked, unlinked: lhs.unlinked + rhs.unlinked,
              orphansDeleted: lhs.orphansDeleted + rhs.orphansDeleted)

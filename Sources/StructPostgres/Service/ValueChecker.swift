@@ -63,6 +63,10 @@ struct ValueChecker: Sendable {
             for element in elements { try check(element, row: row) }
         case .int2, .int4, .int8, .numeric:
             try checkRange(value, row: row)
+        case .float8(let double) where !double.isFinite && column.category == "N" && !column.baseName.hasPrefix("float"):
+            throw fail(.invalidValue, Self.nonFinite(double.isNaN, double.sign, column), row: row, sqlState: SQLState.numericValueOutOfRange)
+        case .float4(let float) where !float.isFinite && column.category == "N" && !column.baseName.hasPrefix("float"):
+            throw fail(.invalidValue, Self.nonFinite(float.isNaN, float.sign, column), row: row, sqlState: SQLState.numericValueOutOfRange)
         case .float8(let double) where column.baseName == "float4":
             if double.isFinite && abs(double) > Double(Float.greatestFiniteMagnitude) {
                 throw fail(.invalidValue, "a value is out of range for column '\(column.name)' of type real",
@@ -71,6 +75,13 @@ struct ValueChecker: Sendable {
         default:
             break
         }
+    }
+
+    /// NaN and infinity fit `double precision` and `real`; a `numeric` column would store them but read them back
+    /// as other numbers (PostgresNIO decodes a numeric NaN as 0), and integer columns cannot hold them at all.
+    private static func nonFinite(_ isNaN: Bool, _ sign: FloatingPointSign, _ column: TableSchema.Column) -> String {
+        let value = isNaN ? "NaN" : sign == .minus ? "-infinity" : "infinity"
+        return "\(value) cannot be stored in column '\(column.name)' of type \(column.typeName), which would not give it back; use a double precision or real column to keep it"
     }
 
     private static func holdsNul(_ text: String) -> Bool {

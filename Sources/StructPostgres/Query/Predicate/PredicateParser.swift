@@ -1,7 +1,7 @@
 import Foundation
 
 /// Parses an NSPredicate format string into a ``Filter``: comparisons, string operators, `IN`, `BETWEEN`,
-/// `AND OR NOT`, `ANY ALL NONE`, `TRUEPREDICATE`/`FALSEPREDICATE`, literals and `%@ %K %d %i %f %lld` substitutions.
+/// `MATCHES`, `AND OR NOT`, `ANY ALL NONE`, `@count`, `TRUEPREDICATE`/`FALSEPREDICATE`, literals and `%@ %K %d %i %f %lld` substitutions.
 /// Values become bound parameters; nothing of the string reaches the SQL but validated key names.
 struct PredicateParser {
     typealias Token = PredicateLexer.Token
@@ -171,14 +171,14 @@ struct PredicateParser {
             return (.in, true)
         }
         guard case .identifier(let word) = token.kind else {
-            throw error("expected a comparison (==, !=, <, <=, >, >=, IN, BETWEEN, BEGINSWITH, ENDSWITH, CONTAINS, LIKE), found \(describe(token))")
+            throw error("expected a comparison (==, !=, <, <=, >, >=, IN, BETWEEN, BEGINSWITH, ENDSWITH, CONTAINS, LIKE, MATCHES), found \(describe(token))")
         }
         let words: [String: Comparison] = [
             "IN": .in, "BETWEEN": .between, "BEGINSWITH": .compare(.beginsWith), "ENDSWITH": .compare(.endsWith),
-            "CONTAINS": .compare(.contains), "LIKE": .compare(.like),
+            "CONTAINS": .compare(.contains), "LIKE": .compare(.like), "MATCHES": .compare(.matches),
         ]
         guard let comparison = words[word.uppercased()] else {
-            throw error("expected a comparison (==, !=, <, <=, >, >=, IN, BETWEEN, BEGINSWITH, ENDSWITH, CONTAINS, LIKE), found \(describe(token))")
+            throw error("expected a comparison (==, !=, <, <=, >, >=, IN, BETWEEN, BEGINSWITH, ENDSWITH, CONTAINS, LIKE, MATCHES), found \(describe(token))")
         }
         advance()
         return (comparison, false)
@@ -193,7 +193,7 @@ struct PredicateParser {
             case "NIL", "NULL": return .value(String?.none)
             case "TRUE", "YES": return .value(true)
             case "FALSE", "NO": return .value(false)
-            case "AND", "OR", "NOT", "IN", "BETWEEN", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "ANY", "ALL", "NONE", "SOME",
+            case "AND", "OR", "NOT", "IN", "BETWEEN", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "MATCHES", "ANY", "ALL", "NONE", "SOME",
                  "TRUEPREDICATE", "FALSEPREDICATE":
                 throw error("expected a key or a value, found the keyword \(word.uppercased())", at: token)
             default: return .key(word)
