@@ -5,7 +5,7 @@ import PackageDescription
 
 let package = Package(
     name: "StructPostgresBenchmarks",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "StructPostgres", path: ".."),
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),

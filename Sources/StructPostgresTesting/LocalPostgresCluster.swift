@@ -80,8 +80,9 @@ public final class LocalPostgresCluster: Sendable {
     public var socketDirectory: String { directory }
 
     /// Switches TLS on, with a server certificate for `localhost` signed by a throwaway CA made with
-    /// `openssl`; returns the CA's PEM file, for `sslrootcert`. Calling it again returns the same CA.
-    public func enableTLS() throws -> String {
+    /// `openssl`; returns the CA's PEM file, for `sslrootcert`, once the server accepts TLS connections. Calling it
+    /// again returns the same CA.
+    public func enableTLS() async throws -> String {
         let tls = directory + "/tls"
         let ca = tls + "/ca.pem"
         if FileManager.default.fileExists(atPath: ca) { return ca }
@@ -101,7 +102,10 @@ public final class LocalPostgresCluster: Sendable {
         try conf.write(contentsOf: Data(settings.utf8))
         try conf.close()
         try Shell.output(binaries.pgCtl, ["-D", directory + "/data", "reload"], as: osUser)
-        Thread.sleep(forTimeInterval: 1)
+        // The server reads its configuration again when it handles the reload's signal: wait for a TLS connection.
+        var encrypted = self.settings
+        encrypted.sslMode = .require
+        try await PostgresService.waitUntilAvailable(encrypted, timeout: .seconds(30))
         try FileManager.default.moveItem(atPath: tls + "/ca.tmp", toPath: ca)
         return ca
     }

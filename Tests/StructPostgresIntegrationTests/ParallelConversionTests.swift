@@ -48,16 +48,16 @@ struct ParallelConversionTests {
     @Test(arguments: [0, 2_500])
     func aLargeGraphConvertedInHalvesIsTheUnitOfWorkOfConvertingInOrder(booksFrom: Int) throws {
         let stores = stores(booksFrom: booksFrom)
-        let inOrder = try EntityOperations.unitOfWork(stores[...], inParallel: false)
-        let inHalves = try EntityOperations.unitOfWork(stores[...], inParallel: true)
+        let inOrder = try UnitOfWork.convert(stores[...], inParallel: false)
+        let inHalves = try UnitOfWork.convert(stores[...], inParallel: true)
         func keys(_ context: EntityContext) -> [String] {
-            context.registeredBatches.map { batch in
+            context.tables.map { batch in
                 let uuids: [UUID]
                 switch batch {
-                case let books as TypedEntityBatch<BookEntity>: uuids = books.entities.map(\.uuid)
-                case let authors as TypedEntityBatch<AuthorModel>: uuids = authors.entities.map(\.uuid)
-                case let reviews as TypedEntityBatch<ReviewModel>: uuids = reviews.entities.map(\.uuid)
-                case let stores as TypedEntityBatch<StoreEntity>: uuids = stores.entities.map(\.uuid)
+                case let books as TableEntities<BookEntity>: uuids = books.entities.map(\.uuid)
+                case let authors as TableEntities<AuthorModel>: uuids = authors.entities.map(\.uuid)
+                case let reviews as TableEntities<ReviewModel>: uuids = reviews.entities.map(\.uuid)
+                case let stores as TableEntities<StoreEntity>: uuids = stores.entities.map(\.uuid)
                 default:
                     Issue.record("a batch of \(batch.entityName)")
                     uuids = []
@@ -66,11 +66,11 @@ struct ParallelConversionTests {
             }
         }
         let tables = booksFrom == 0 ? ["reviews", "authors", "books", "stores"] : ["stores", "reviews", "authors", "books"]
-        #expect(inHalves.registeredBatches.map(\.table) == tables)
+        #expect(inHalves.tables.map(\.table) == tables)
         #expect(keys(inHalves) == keys(inOrder))
         let withBooks = stores.filter { $0.books != nil }
-        #expect(inHalves.registeredBatches.first { $0.table == "books" }?.count == withBooks.reduce(0) { $0 + $1.books!.count })
-        let sets = inHalves.registeredJoinSets.compactMap { $0 as? JoinSetBatch<StoreEntity> }
+        #expect(inHalves.tables.first { $0.table == "books" }?.count == withBooks.reduce(0) { $0 + $1.books!.count })
+        let sets = inHalves.joinSets.compactMap { $0 as? JoinSets<StoreEntity> }
         #expect(sets.count == 1)
         #expect(sets.first?.sources.map(\.uuid) == withBooks.map(\.uuid))
         #expect(sets.first?.sources.map { $0.books.count } == withBooks.map { $0.books!.count })

@@ -29,6 +29,24 @@ import Testing
         }
     }
 
+    /// The name chosen at run time reaches PostgresNIO through a task-local value (its prepared statements name
+    /// themselves statically): this pins that the server sees that name and the statement's parameter types, so a
+    /// driver change that sent unnamed statements instead fails here.
+    @Test func theServerKnowsEachStatementUnderTheNameChosenAtRunTime() async throws {
+        try await withTables(BookSchema.create, pool: Self.onePool) { service, _ in
+            _ = try await service.fetch(Novel.self, where: .equal("title", "Dune"))
+            try await service.update(entities: [Novel(uuid: UUID(), title: "Dune", price: 9, publisher: nil)])
+            let rows = try await service.query("""
+                SELECT name, parameter_types::text[] FROM pg_prepared_statements WHERE statement LIKE '%"books"%' ORDER BY name
+                """)
+            let statements = try rows.map { try $0.decode((String, [String]).self) }
+            #expect(statements.count == 2, "\(statements)")
+            #expect(statements.allSatisfy { $0.0.wholeMatch(of: /structpg_[0-9]+/) != nil }, "\(statements)")
+            #expect(statements.contains { $0.1 == ["text"] }, "the fetch's one text parameter: \(statements)")
+            #expect(statements.contains { $0.1.first == "uuid" && $0.1.count == 5 }, "the single-row upsert: \(statements)")
+        }
+    }
+
     /// A prepared statement's generic plan guesses the length of an `= ANY($1)` array; for thousands of keys
     /// it probes an index per key, so statements matching a set of keys are planned each time instead.
     @Test func statementsMatchingASetOfKeysAreNotPrepared() async throws {

@@ -70,14 +70,14 @@ private struct Sparse: StoredModel, Equatable {
     @Test func aRowThatFitsThePlanTakesItAndOneThatDoesNotGoesTheGeneralWay() async throws {
         try await withTables(Gauge.create) { service, _ in
             try await service.update(entities: [Gauge(uuid: UUID(), note: "first")])
-            let plan = try #require(service.runtime.singleRowPlan(.init(entity: ObjectIdentifier(Gauge.self), conflict: .updateAll)))
+            let plan = try #require(service.runtime.upserts.singleRowPlan(.init(entity: ObjectIdentifier(Gauge.self), conflict: .updateAll)))
             #expect(plan.prepare(Gauge(uuid: UUID(), small: 7, note: "fits"), options: .upsert) != nil)
             #expect(plan.prepare(Gauge(uuid: UUID(), note: nil), options: .upsert) != nil, "a null is bound with the column's type")
             #expect(plan.prepare(Gauge(uuid: UUID(), code: "toolong"), options: .upsert) == nil)
             #expect(plan.prepare(Sparse(uuid: UUID(), title: "other columns", price: 1), options: .upsert) == nil)
-            #expect(service.runtime.singleRowPlan(.init(entity: ObjectIdentifier(Gauge.self), conflict: .ignore)) == nil)
+            #expect(service.runtime.upserts.singleRowPlan(.init(entity: ObjectIdentifier(Gauge.self), conflict: .ignore)) == nil)
             service.forgetSchemaCache()
-            #expect(service.runtime.singleRowPlan(.init(entity: ObjectIdentifier(Gauge.self), conflict: .updateAll)) == nil)
+            #expect(service.runtime.upserts.singleRowPlan(.init(entity: ObjectIdentifier(Gauge.self), conflict: .updateAll)) == nil)
         }
     }
 

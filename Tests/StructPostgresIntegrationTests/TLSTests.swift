@@ -24,7 +24,7 @@ private let hasOpenSSL = FileManager.default.isExecutableFile(atPath: "/usr/bin/
     @Test(.enabled(if: TestServer.isLocal && hasOpenSSL, "needs the local cluster and openssl to make a certificate"))
     func sslModesKeepLibpqMeanings() async throws {
         let cluster = try #require(try await TestPostgres.localCluster())
-        let ca = try cluster.enableTLS()
+        let ca = try await cluster.enableTLS()
 
         #expect(try await encrypted(settings("sslmode=disable")) == false)
         #expect(try await encrypted(settings("sslmode=prefer")) == true)

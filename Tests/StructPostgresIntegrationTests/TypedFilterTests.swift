@@ -55,4 +55,28 @@ private struct Titled: StoredModel {
             #expect(error?.message.contains("a key path to a stored property is needed") == true)
         }
     }
+
+    /// `\.address.city` begins where `address` does: it is refused rather than read as `address`.
+    @Test func aPathIntoAPropertysOwnFieldsIsRefusedInFiltersAndSortKeys() async throws {
+        struct Address: Codable, Sendable { var city: String; var street: String }
+        struct Shop: StoredModel {
+            static let table = "shops"
+            var uuid: UUID
+            var address: Address
+        }
+        try await withTables("CREATE TABLE shops (uuid uuid PRIMARY KEY, address jsonb NOT NULL)") { service, log in
+            try await service.update(entities: [Shop(uuid: UUID(), address: Address(city: "Oslo", street: "Main"))])
+            log.reset()
+            let filtered = await #expect(throws: StructPostgresError.self) {
+                try await service.fetch(Shop.self, where: \.address.city == "Oslo")
+            }
+            #expect(filtered?.code == .undefinedColumn)
+            #expect(filtered?.message.contains("\\Shop.address.city") == true)
+            let sorted = await #expect(throws: StructPostgresError.self) {
+                try await service.fetch(Shop.self, sortedBy: [.ascending(\Shop.address.city)])
+            }
+            #expect(sorted?.code == .undefinedColumn)
+            #expect(log.all.isEmpty, "nothing was sent")
+        }
+    }
 }

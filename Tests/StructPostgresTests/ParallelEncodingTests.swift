@@ -65,8 +65,8 @@ struct ParallelEncodingTests {
         #expect(inHalves.columns[1].values[0] == .text(batch[6_000].label!), "the first row holds its key's last version")
 
         let sql = "SELECT 1"
-        let bound = try DatabaseSession.bindColumns(inHalves, sql: sql, inParallel: true)
-        #expect(bound.bindings == (try DatabaseSession.bindColumns(inOrder, sql: sql, inParallel: false)).bindings)
+        let bound = try PreparedUpsert.bind(inHalves, sql: sql, inParallel: true)
+        #expect(bound.bindings == (try PreparedUpsert.bind(inOrder, sql: sql, inParallel: false)).bindings)
         #expect(bound.types == [.uuidArray, .textArray, .int8Array])
 
         let keys = try BatchColumns(batch, description: description, keysOnly: true, inParallel: true)

@@ -29,8 +29,8 @@ private struct Tagged: StoredModel {
     @Test func oneStatementWithOneArrayParameterPerColumn() throws {
         let description = try EntityDescription(Tagged.self, schema: schema())
         let rows = (0..<3).map { Tagged(uuid: UUID(), label: $0 == 1 ? nil : "l", tags: ["a"], status: .open) }
-        let batch = try BatchColumns(rows, description: description)
-        let statement = try DatabaseSession.upsertStatement(batch, description: description, options: .upsert)
+        let batch = rows
+        let statement = try prepared(batch, description, .upsert)
         #expect(statement.bindings.count == 4)
         #expect(statement.sql == """
             WITH upserted AS (INSERT INTO "shop"."tagged" AS t ("uuid", "label", "tags", "status") \
@@ -44,13 +44,13 @@ private struct Tagged: StoredModel {
 
     @Test func insertIfAbsentAndChosenColumns() throws {
         let description = try EntityDescription(Tagged.self, schema: schema())
-        let batch = try BatchColumns([Tagged(uuid: UUID(), label: nil, tags: [], status: .open)], description: description)
-        let ignore = try DatabaseSession.upsertStatement(batch, description: description, options: .insertIfAbsent)
+        let batch = [Tagged(uuid: UUID(), label: nil, tags: [], status: .open)]
+        let ignore = try prepared(batch, description, .insertIfAbsent)
         #expect(ignore.sql.contains("ON CONFLICT (\"uuid\") DO NOTHING"))
-        let chosen = try DatabaseSession.upsertStatement(batch, description: description, options: .updating("label"))
+        let chosen = try prepared(batch, description, .updating("label"))
         #expect(chosen.sql.contains("DO UPDATE SET \"label\" = EXCLUDED.\"label\" WHERE (t.\"label\") IS DISTINCT FROM (EXCLUDED.\"label\") RETURNING"))
         #expect(throws: StructPostgresError.self) {
-            try DatabaseSession.upsertStatement(batch, description: description, options: .updating("missing"))
+            try prepared(batch, description, .updating("missing"))
         }
     }
 
@@ -62,10 +62,15 @@ private struct Tagged: StoredModel {
             var label: String?
         }
         let description = try EntityDescription(ByLabel.self, schema: schema())
-        let batch = try BatchColumns([ByLabel(uuid: UUID(), label: "x")], description: description)
+        let batch = [ByLabel(uuid: UUID(), label: "x")]
         let error = #expect(throws: StructPostgresError.self) {
-            try DatabaseSession.upsertStatement(batch, description: description, options: .upsert)
+            try prepared(batch, description, .upsert)
         }
         #expect(error?.message.contains("no unique index or primary key on exactly those columns") == true)
     }
+}
+
+/// The upsert statement as the service prepares it.
+private func prepared<E: EntityProtocol>(_ entities: [E], _ description: EntityDescription, _ options: UpsertOptions) throws -> Statement {
+    try PreparedUpsert(entities[...], description: description, options: options, cache: UpsertCache(catalog: CatalogCache()), inParallel: false).statement
 }

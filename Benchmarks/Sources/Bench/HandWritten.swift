@@ -66,18 +66,21 @@ struct HandWritten {
         """
     }
 
+    /// One upsert on a connection leased for it, as a server handling one request per task does.
     func upsertOne(_ book: BenchBook) async throws {
-        try await client.withConnection { connection in
-            _ = try await connection.execute(UpsertBook(book: book), logger: logger)
-        }
+        try await client.withConnection { try await upsertOne(book, on: $0) }
     }
 
-    func reviews(of book: UUID) async throws -> [BenchReview] {
-        try await client.withConnection { connection in
-            var reviews: [BenchReview] = []
-            for try await review in try await connection.execute(ReviewsOfBook(book: book), logger: logger) { reviews.append(review) }
-            return reviews
-        }
+    /// One upsert on a connection the caller holds: the fastest hand-written code, with no lease per call.
+    func upsertOne(_ book: BenchBook, on connection: PostgresConnection) async throws {
+        _ = try await connection.execute(UpsertBook(book: book), logger: logger)
+    }
+
+    /// The reviews of a book, on a connection the caller holds.
+    func reviews(of book: UUID, on connection: PostgresConnection) async throws -> [BenchReview] {
+        var reviews: [BenchReview] = []
+        for try await review in try await connection.execute(ReviewsOfBook(book: book), logger: logger) { reviews.append(review) }
+        return reviews
     }
 
     func allBooks() async throws -> [BenchBook] {

@@ -3,7 +3,7 @@ import PostgresNIO
 
 /// One column of a batch, bound as a single one-dimensional array parameter (`$n::type[]`),
 /// written in PostgreSQL's binary array format so NULL elements travel too.
-struct BinaryColumnArray: PostgresThrowingDynamicTypeEncodable {
+struct BinaryColumnArray: PostgresDynamicTypeEncodable {
     let element: WireType
     let values: [ColumnValue]
 
@@ -12,7 +12,7 @@ struct BinaryColumnArray: PostgresThrowingDynamicTypeEncodable {
 
     func encode<JSONEncoder: PostgresJSONEncoder>(
         into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>
-    ) throws {
+    ) {
         if values.isEmpty {
             buffer.writeInteger(Int32(0))
             buffer.writeInteger(Int32(0))
@@ -51,7 +51,7 @@ struct BinaryColumnArray: PostgresThrowingDynamicTypeEncodable {
     }
 
     /// An array encoded ahead of binding (on another thread than the statement's).
-    struct Encoded: PostgresThrowingDynamicTypeEncodable {
+    struct Encoded: PostgresDynamicTypeEncodable {
         let element: WireType
         let bytes: ByteBuffer
         /// What a statement shows of the array (in errors and logs).
@@ -65,9 +65,9 @@ struct BinaryColumnArray: PostgresThrowingDynamicTypeEncodable {
         }
     }
 
-    func encoded() throws -> Encoded {
+    func encoded() -> Encoded {
         var buffer = ByteBuffer()
-        try encode(into: &buffer, context: .default)
+        encode(into: &buffer, context: .default)
         return Encoded(element: element, bytes: buffer, firstValues: Array(values.prefix(5)))
     }
 
@@ -143,14 +143,14 @@ struct BinaryColumnArray: PostgresThrowingDynamicTypeEncodable {
 }
 
 /// A single value bound as one parameter, e.g. in `WHERE column = $1`.
-struct BinaryColumnValue: PostgresThrowingDynamicTypeEncodable {
+struct BinaryColumnValue: PostgresDynamicTypeEncodable {
     let value: ColumnValue
     var psqlType: PostgresDataType { BinaryColumnArray.elementType(of: value.wireType ?? .text) }
     var psqlFormat: PostgresFormat { .binary }
 
     func encode<JSONEncoder: PostgresJSONEncoder>(
         into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>
-    ) throws {
+    ) {
         BinaryColumnArray.writeElement(value, into: &buffer)
     }
 }

@@ -52,7 +52,7 @@ struct TableSchema: Sendable {
     var oid: Int64 = 0
     /// The table's foreign keys.
     var foreignKeys: [ForeignKey] = []
-    /// The service's ``ServiceRuntime/schemaGeneration`` when the catalog was read: what was read before the
+    /// The service's ``CatalogCache/generation`` when the catalog was read: what was read before the
     /// schema cache was last forgotten is never cached.
     var generation = 0
     /// The oids of the tables this table's foreign keys reference (itself excluded).

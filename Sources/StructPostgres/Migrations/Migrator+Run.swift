@@ -33,18 +33,7 @@ extension Migrator {
     /// A connection of its own, opened directly (so a wrong password or an unreachable server fails at once)
     /// and closed afterwards.
     private func withDedicatedSession<T>(_ body: (DatabaseSession) async throws -> T) async throws -> T {
-        let runtime = service.runtime
-        let settings = runtime.configuration.connection
-        let connection = try await settings.connect(
-            timeout: settings.connectTimeout ?? runtime.configuration.pool.connectTimeout, logger: runtime.logger)
-        do {
-            let result = try await body(DatabaseSession(connection: connection, runtime: runtime))
-            try? await connection.close()
-            return result
-        } catch {
-            try? await connection.close()
-            throw error
-        }
+        try await service.runtime.withDedicatedSession(body)
     }
 
     private func lock(_ session: DatabaseSession) async throws {

@@ -11,16 +11,23 @@ public struct EntityFilter<Entity: EntityProtocol>: Sendable {
 
     init(_ node: Filter.Node) { filter = Filter(node: node) }
 
-    static func key<Value>(_ keyPath: KeyPath<Entity, Value>) -> String { KeyPathNames.name(of: keyPath) }
+    /// The filter `node` makes of the column name of `keyPath`; one that fails when used, if `keyPath` names none.
+    static func keyed<Value>(_ keyPath: KeyPath<Entity, Value>, _ node: (String) -> Filter.Node) -> Self {
+        do {
+            return Self(node(try KeyPathNames.name(of: keyPath)))
+        } catch {
+            return Self(.invalid(error))
+        }
+    }
 
     /// Rows whose value at `keyPath` is one of `values`, with one parameter.
     public static func `in`<Value: Encodable & Sendable>(_ keyPath: KeyPath<Entity, Value>, _ values: [Value]) -> Self {
-        Self(.among(key(keyPath), values))
+        keyed(keyPath) { .among($0, values) }
     }
 
     /// Rows whose value at `keyPath` lies between `lower` and `upper`, both included.
     public static func between<Value: Encodable & Sendable>(_ keyPath: KeyPath<Entity, Value>, _ lower: Value, _ upper: Value) -> Self {
-        Self(.between(key(keyPath), lower, upper))
+        keyed(keyPath) { .between($0, lower, upper) }
     }
 
     /// Text at `keyPath` that contains `text`.
@@ -51,7 +58,7 @@ public struct EntityFilter<Entity: EntityProtocol>: Sendable {
     private static func textFilter<Text>(
         _ keyPath: KeyPath<Entity, Text>, _ op: Filter.Operator, _ text: String, _ caseInsensitive: Bool
     ) -> Self {
-        Self(.compare(key(keyPath), op, text, Filter.Options(caseInsensitive: caseInsensitive)))
+        keyed(keyPath) { .compare($0, op, text, Filter.Options(caseInsensitive: caseInsensitive)) }
     }
 
     public static func && (lhs: Self, rhs: Self) -> Self { Self(.all([lhs.filter.node, rhs.filter.node])) }
@@ -65,63 +72,37 @@ extension String: TextValue {}
 extension Optional: TextValue where Wrapped == String {}
 
 public func == <Entity: EntityProtocol, Value: Encodable & Sendable>(lhs: KeyPath<Entity, Value>, rhs: Value) -> EntityFilter<Entity> {
-    EntityFilter(.compare(EntityFilter.key(lhs), .equal, rhs, Filter.Options()))
+    EntityFilter.keyed(lhs) { .compare($0, .equal, rhs, Filter.Options()) }
 }
 
 public func != <Entity: EntityProtocol, Value: Encodable & Sendable>(lhs: KeyPath<Entity, Value>, rhs: Value) -> EntityFilter<Entity> {
-    EntityFilter(.compare(EntityFilter.key(lhs), .notEqual, rhs, Filter.Options()))
+    EntityFilter.keyed(lhs) { .compare($0, .notEqual, rhs, Filter.Options()) }
 }
 
 public func < <Entity: EntityProtocol, Value: Encodable & Sendable>(lhs: KeyPath<Entity, Value>, rhs: Value) -> EntityFilter<Entity> {
-    EntityFilter(.compare(EntityFilter.key(lhs), .less, rhs, Filter.Options()))
+    EntityFilter.keyed(lhs) { .compare($0, .less, rhs, Filter.Options()) }
 }
 
 public func <= <Entity: EntityProtocol, Value: Encodable & Sendable>(lhs: KeyPath<Entity, Value>, rhs: Value) -> EntityFilter<Entity> {
-    EntityFilter(.compare(EntityFilter.key(lhs), .lessOrEqual, rhs, Filter.Options()))
+    EntityFilter.keyed(lhs) { .compare($0, .lessOrEqual, rhs, Filter.Options()) }
 }
 
 public func > <Entity: EntityProtocol, Value: Encodable & Sendable>(lhs: KeyPath<Entity, Value>, rhs: Value) -> EntityFilter<Entity> {
-    EntityFilter(.compare(EntityFilter.key(lhs), .greater, rhs, Filter.Options()))
+    EntityFilter.keyed(lhs) { .compare($0, .greater, rhs, Filter.Options()) }
 }
 
 public func >= <Entity: EntityProtocol, Value: Encodable & Sendable>(lhs: KeyPath<Entity, Value>, rhs: Value) -> EntityFilter<Entity> {
-    EntityFilter(.compare(EntityFilter.key(lhs), .greaterOrEqual, rhs, Filter.Options()))
+    EntityFilter.keyed(lhs) { .compare($0, .greaterOrEqual, rhs, Filter.Options()) }
 }
 
 extension SortKey {
     /// Ascending by a key path of the entity: `.ascending(\BookEntity.title)`.
     public static func ascending<Entity: EntityProtocol, Value>(_ keyPath: KeyPath<Entity, Value>, nulls: Nulls = .default) -> SortKey {
-        SortKey(KeyPathNames.name(of: keyPath), ascending: true, nulls: nulls)
+        SortKey(keyPath, ascending: true, nulls: nulls)
     }
 
     /// Descending by a key path of the entity: `.descending(\ReviewModel.createdAt)`.
     public static func descending<Entity: EntityProtocol, Value>(_ keyPath: KeyPath<Entity, Value>, nulls: Nulls = .default) -> SortKey {
-        SortKey(KeyPathNames.name(of: keyPath), ascending: false, nulls: nulls)
-    }
-}
-
-extension CoreDataServiceProtocol {
-    /// The models matching a typed filter on their entity's key paths.
-    ///
-    /// ```swift
-    /// let reviews = try await service.fetch(ReviewModel.self, where: \.bookID == book.uuid,
-    ///                                       sortedBy: [.descending(\ReviewModel.createdAt)], limit: 50)
-    /// ```
-    public func fetch<Model: EntityConvertible>(
-        _ type: Model.Type, where filter: EntityFilter<Model.Entity>, sortedBy sort: [SortKey] = [], limit: Int? = nil,
-        offset: Int? = nil, loading: Loading = .default
-    ) async throws -> [Model] {
-        try await fetch(type, where: filter.filter, sortedBy: sort, limit: limit, offset: offset, loading: loading)
-    }
-
-    /// How many rows match a typed filter.
-    public func count<Model: EntityConvertible>(_ type: Model.Type, where filter: EntityFilter<Model.Entity>) async throws -> Int {
-        try await count(type, where: filter.filter)
-    }
-
-    /// Deletes the rows matching a typed filter with one `DELETE`.
-    @discardableResult
-    public func deleteAll<Model: EntityConvertible>(_ type: Model.Type, where filter: EntityFilter<Model.Entity>) async throws -> Int {
-        try await deleteAll(type, where: filter.filter)
+        SortKey(keyPath, ascending: false, nulls: nulls)
     }
 }

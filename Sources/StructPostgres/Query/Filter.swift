@@ -20,6 +20,8 @@ public struct Filter: Sendable {
         case all([Node])
         case any([Node])
         case not(Node)
+        /// A filter that cannot be compiled, such as a typed filter on a key path that is not a stored property.
+        case invalid(StructPostgresError)
     }
 
     /// A comparison of a key with a value.
@@ -123,7 +125,7 @@ public struct Filter: Sendable {
     private static func keys(of node: Node) -> [String] {
         switch node {
         case .compare(let key, _, _, _), .between(let key, _, _), .isNull(let key, _), .among(let key, _): [key]
-        case .constant: []
+        case .constant, .invalid: []
         case .quantified(_, let inner), .not(let inner): keys(of: inner)
         case .all(let nodes), .any(let nodes): nodes.flatMap(keys(of:))
         }

@@ -38,6 +38,8 @@ struct FilterSQL {
             return "\(try self.key(key, scope).sql) IS \(isNull != negated ? "" : "NOT ")NULL"
         case .constant(let value):
             return value != negated ? "TRUE" : "FALSE"
+        case .invalid(let error):
+            throw error
         case .all(let nodes), .any(let nodes):
             var isAll = if case .all = node { true } else { false }
             if negated { isAll.toggle() }

@@ -12,6 +12,8 @@ public struct SortKey: Sendable, Equatable {
     public var key: String
     public var ascending: Bool
     public var nulls: Nulls
+    /// Why the key path this key was made from names no column; thrown when the sort is used.
+    private var invalidKeyPath: String?
 
     public init(_ key: String, ascending: Bool = true, nulls: Nulls = .default) {
         self.key = key
@@ -19,11 +21,21 @@ public struct SortKey: Sendable, Equatable {
         self.nulls = nulls
     }
 
+    init<Root, Value>(_ keyPath: KeyPath<Root, Value>, ascending: Bool, nulls: Nulls) {
+        do {
+            self.init(try KeyPathNames.name(of: keyPath), ascending: ascending, nulls: nulls)
+        } catch {
+            self.init("\(keyPath)", ascending: ascending, nulls: nulls)
+            invalidKeyPath = error.message
+        }
+    }
+
     public static func ascending(_ key: String) -> SortKey { SortKey(key) }
     public static func descending(_ key: String) -> SortKey { SortKey(key, ascending: false) }
 
     /// The ORDER BY term; `qualifier` (`"t."`) prefixes the column when the query joins tables.
     func sql(for description: EntityDescription, qualifier: String = "") throws -> String {
+        if let invalidKeyPath { throw StructPostgresError(.undefinedColumn, invalidKeyPath, entity: description.entity) }
         var term = qualifier + SQLIdentifier.quote(try description.column(for: key)) + (ascending ? " ASC" : " DESC")
         switch nulls {
         case .default: break

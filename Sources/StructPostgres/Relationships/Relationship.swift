@@ -20,7 +20,7 @@
 public struct Relationship<Source: EntityProtocol>: Sendable {
     /// Loads the targets of `links` (one value per source) and fills each source's slot.
     typealias Loader = @Sendable (
-        _ session: DatabaseSession, _ sources: inout [Source], _ links: LinkValues,
+        _ loader: any TargetLoader, _ sources: inout [Source], _ links: LinkValues,
         _ resolved: ResolvedRelationship, _ loading: Loading
     ) async throws -> Void
 
@@ -44,8 +44,8 @@ public struct Relationship<Source: EntityProtocol>: Sendable {
     ) -> Self {
         Self(
             name: name, kind: .toOne(column: column), target: TargetInfo(Target.self), orderedBy: [],
-            load: { session, sources, links, resolved, loading in
-                let groups = try await session.loadTargets(Target.self, of: links, resolved, loading)
+            load: { loader, sources, links, resolved, loading in
+                let groups = try await loader.loadTargets(Target.self, of: links, resolved, loading)
                 for index in sources.indices {
                     sources[index][keyPath: slot] = Related(wrappedValue: links.group(index, in: groups)?.first)
                 }
@@ -94,8 +94,8 @@ public struct Relationship<Source: EntityProtocol>: Sendable {
     private static func manyLoader<Target: EntityProtocol>(
         _ slot: any WritableKeyPath<Source, Related<[Target]>> & Sendable
     ) -> Loader {
-        { session, sources, links, resolved, loading in
-            let groups = try await session.loadTargets(Target.self, of: links, resolved, loading)
+        { loader, sources, links, resolved, loading in
+            let groups = try await loader.loadTargets(Target.self, of: links, resolved, loading)
             for index in sources.indices {
                 sources[index][keyPath: slot] = Related(wrappedValue: links.group(index, in: groups) ?? [])
             }

@@ -17,23 +17,23 @@ import ServiceLifecycle
 ///     let cheap: [BookModel] = try await db.fetch(where: .equal("publisher", "Apress"), sortedBy: [.ascending("price")])
 /// }
 /// ```
-public final class PostgresService: CoreDataServiceProtocol, Service {
+/// Every operation is one of ``PostgresAccess``, shared with ``PostgresTransaction``.
+public final class PostgresService: PostgresAccess, Service {
     public let configuration: Configuration
     let runtime: ServiceRuntime
+    public let operationPath: OperationPath
 
     /// Creates the service; no connection is opened until ``run()`` runs and a call needs one.
     public init(configuration: Configuration) throws {
         self.configuration = configuration
-        let client = PostgresClient(
-            configuration: try configuration.connection.clientConfiguration(pool: configuration.pool),
-            backgroundLogger: configuration.logger)
-        self.runtime = ServiceRuntime(configuration: configuration, client: client)
+        runtime = try ServiceRuntime(configuration: configuration)
+        operationPath = OperationPath(runtime: runtime, transaction: nil)
     }
 
     /// Runs the connection pool until the task is cancelled or graceful shutdown is triggered, and the tasks
     /// that keep connections leased between calls (a call then takes one without a round through the pool).
     public func run() async throws {
-        await runtime.run()
+        await runtime.pool.run()
     }
 
     /// Starts a service, runs `body` with it, and stops it, also when `body` throws.
@@ -44,99 +44,49 @@ public final class PostgresService: CoreDataServiceProtocol, Service {
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await service.run() }
             defer { group.cancelAll() }
-            await service.runtime.keeper.started.wait()
+            await service.runtime.pool.keeper.started.wait()
             return try await body(service)
         }
     }
 
     /// How many pooled connections calls are using right now (connections kept idle between calls do not count).
-    public var connectionsInUse: Int { runtime.connectionsInUse }
+    public var connectionsInUse: Int { runtime.pool.connectionsInUse }
 
-    // MARK: CoreDataServiceProtocol
-
-    public func fetch<Model: EntityConvertible>(
-        _ type: Model.Type, where filter: Filter?, sortedBy sort: [SortKey], limit: Int?, offset: Int?, loading: Loading
-    ) async throws -> [Model] {
-        try await withSession {
-            try await EntityOperations.fetch($0, FetchRequest(filter: filter, sort: sort, limit: limit, offset: offset), loading)
-        }
-    }
-
-    public func count<Model: EntityConvertible>(_ type: Model.Type, where filter: Filter?) async throws -> Int {
-        try await withSession { try await $0.count(Model.Entity.self, filter: filter) }
-    }
-
-    public func exists<Model: EntityConvertible>(_ type: Model.Type, where filter: Filter?) async throws -> Bool {
-        try await withSession { try await $0.exists(Model.Entity.self, filter: filter) }
-    }
-
-    @discardableResult
-    public func deleteAll<Model: EntityConvertible>(_ type: Model.Type, where filter: Filter?) async throws -> Int {
-        try await withSession { try await $0.deleteAll(Model.Entity.self, filter: filter) }
-    }
-
-    @discardableResult
-    public func update<Model: EntityConvertible>(entities: [Model], options: UpsertOptions) async throws -> UpsertResult {
-        if entities.count > DatabaseSession.rowsPerStatement {
-            return try await transaction { try await EntityOperations.writeInSlices(entities, in: $0.session, options: options) }
-        }
-        let work = try EntityOperations.unitOfWork(entities[...], inParallel: true)
-        guard !work.isEmpty else { return UpsertResult() }
-        if work.statementCount == 1 {
-            return try await withSession { try await EntityOperations.write(work, in: $0, options: options) }
-        }
-        return try await transaction { try await EntityOperations.write(work, in: $0.session, options: options) }
-    }
-
-    @discardableResult
-    public func delete<Model: EntityConvertible>(entities: [Model]) async throws -> Int {
-        try await withSession { try await EntityOperations.delete(entities, in: $0) }
-    }
-
-    /// The models matching `filter`, one at a time as their rows arrive, with flat memory: for results too
-    /// large to hold. Relationships are not loaded.
+    /// Runs `body` in one transaction: it commits when `body` returns and rolls back when it throws.
+    ///
+    /// A serialization failure (40001) or deadlock (40P01) rolls back and runs `body` again, at most
+    /// ``TransactionOptions/maxRetries`` times, so `body` must be safe to repeat. The value handed to
+    /// `body` is not the pool: every call on it runs inside the transaction, and it refuses work once
+    /// the transaction has ended.
     ///
     /// ```swift
-    /// for try await book in service.stream(BookModel.self, sortedBy: [.ascending("title")]) { index(book) }
+    /// try await service.transaction(.init(isolation: .serializable)) { tx in
+    ///     guard var account = try await tx.fetch(Account.self, where: .equal("uuid", id), limit: 1).first else { return }
+    ///     account.balance -= 10
+    ///     try await tx.update(entities: [account])
+    /// }
     /// ```
-    public func stream<Model: EntityConvertible>(
-        _ type: Model.Type, where filter: Filter? = nil, sortedBy sort: [SortKey] = [], limit: Int? = nil
-    ) -> ModelStream<Model> {
-        ModelStream(runtime: runtime, request: FetchRequest(filter: filter, sort: sort, limit: limit))
+    @discardableResult
+    public func transaction<T>(
+        _ options: TransactionOptions = .init(), _ body: (PostgresTransaction) async throws -> T
+    ) async throws -> T {
+        try await operationPath.transaction(options) { try await body(PostgresTransaction(operationPath.inside($0))) }
     }
 
-    /// The models matching a typed filter, one at a time as their rows arrive.
-    public func stream<Model: EntityConvertible>(
-        _ type: Model.Type, where filter: EntityFilter<Model.Entity>, sortedBy sort: [SortKey] = [], limit: Int? = nil
-    ) -> ModelStream<Model> {
-        stream(type, where: filter.filter, sortedBy: sort, limit: limit)
-    }
-
-    // MARK: Raw SQL and maintenance
-
-    /// Runs SQL text as it is, statement by statement: no parameters; statements end with `;`. For DDL and scripts.
-    public func execute(unsafeSQL sql: String) async throws {
-        try await withSession { try await $0.execute(script: sql) }
+    /// Runs `body` in a transaction with the given isolation level and access mode.
+    @discardableResult
+    public func transaction<T>(
+        isolation: TransactionOptions.Isolation?, readOnly: Bool = false,
+        _ body: (PostgresTransaction) async throws -> T
+    ) async throws -> T {
+        try await transaction(TransactionOptions(isolation: isolation, readOnly: readOnly), body)
     }
 
     /// Leases a connection for `body`; the connection must not escape it.
     public func withConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
-        try await runtime.withConnection(body)
+        try await runtime.pool.withConnection(body)
     }
 
     /// Forgets the table layouts read from the catalog, after the schema changed under a running service.
     public func forgetSchemaCache() { runtime.forgetSchemas() }
-
-    func withSession<T>(_ body: (DatabaseSession) async throws -> T) async throws -> T {
-        try await runtime.withConnection { connection in
-            let session = DatabaseSession(connection: connection, runtime: runtime)
-            do {
-                return try await body(session)
-            } catch let error as StructPostgresError where error.sqlState != nil {
-                // A failed script may have left a transaction open on this connection; never pool it so.
-                await session.rollBack()
-                throw error
-            }
-        }
-    }
 }

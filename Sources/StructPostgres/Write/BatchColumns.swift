@@ -37,108 +37,31 @@ struct BatchColumns: Sendable {
     /// only the unique key's columns, duplicates included (what a delete needs). `inParallel`: a batch of
     /// ``ParallelRows/minimum`` rows or more is encoded in two halves at once and its columns checked at once
     /// (for a batch nothing else waits on: one the server is writing meanwhile would only take its core).
+    ///
+    /// Three stages: encoding (``BatchEncoder``), the unique key (nil parts refused, duplicates merged), and the
+    /// checks of each column against the table.
     init<E: EntityProtocol>(_ entities: ArraySlice<E>, description: EntityDescription, keysOnly: Bool = false, inParallel: Bool = false) throws {
-        let entity = description.entity
-        let table = description.schema.table
-        let encoder = RowEncoder(naming: description.naming)
-        func atIndex<T>(_ index: Int, _ body: () throws -> T) throws -> T {
-            do {
-                return try body()
-            } catch var error as StructPostgresError {
-                error = error.with(entity: entity, table: table)
-                error.message += " (entity at index \(index))"
-                throw error
-            }
-        }
-        func encodeInFull(_ index: Int) throws -> RowEncoder.Row { try atIndex(index) { try encoder.encode(entities[index]) } }
-        // Every entity of a type encodes the same columns: learnt once, then only values are collected.
-        var shape: RowEncoder.Shape
-        if let learnt = RowEncoder.learntShape(of: E.self) {
-            shape = learnt
-        } else {
-            let row = try encodeInFull(entities.startIndex)
-            RowEncoder.learn(row, of: E.self)
-            shape = RowEncoder.Shape(columns: row.columns, properties: row.properties)
-        }
-        // A delete needs the key only: encoding stops after the last key column.
-        func keyPrefix(_ shape: RowEncoder.Shape) -> Int? {
-            guard keysOnly else { return nil }
-            return description.keyColumns.map { shape.columns.firstIndex(of: $0) }.reduce(0 as Int?) { last, index in
-                guard let last, let index else { return nil }
-                return max(last, index + 1)
-            }
-        }
-        var prefix = keyPrefix(shape)
-        func collector(capacity: Int) -> RowEncoder.ColumnCollector {
-            RowEncoder.ColumnCollector(naming: description.naming, shape: shape, prefix: prefix, capacity: capacity)
-        }
-        /// Appends entity `index`; when the first entity encodes other columns than `shape`, appends nothing
-        /// and returns its row, encoded in full.
-        func append(_ index: Int, to collector: RowEncoder.ColumnCollector) throws -> RowEncoder.Row? {
-            if try atIndex(index, { try collector.append(entities[index]) }) { return nil }
-            // An entity whose encode(to:) varies: encoded in full, it must give the columns of the first one.
-            let row = try encodeInFull(index)
-            guard row.columns == shape.columns else {
-                if index == entities.startIndex { return row }
-                throw StructPostgresError(
-                    .unsupportedType, "entity at index \(index) encodes columns \(row.columns) but the first encodes \(shape.columns)",
-                    entity: entity, table: table)
-            }
-            collector.append(values: row.values)
-            return nil
-        }
-        func collect(_ rows: Range<Int>, into collector: RowEncoder.ColumnCollector) throws {
-            for index in rows {
-                // A slice encoded ahead in a task is abandoned (cancelled) when the write before it fails.
-                if (index - entities.startIndex) & 1023 == 1023, Task.isCancelled { throw StructPostgresError.from(CancellationError(), sql: nil) }
-                _ = try append(index, to: collector)
-            }
-        }
-        // The first entity settles the shape: one learnt from an earlier batch may not be this batch's.
-        var first = collector(capacity: entities.count)
-        if let row = try append(entities.startIndex, to: first) {
-            shape = RowEncoder.Shape(columns: row.columns, properties: row.properties)
-            prefix = keyPrefix(shape)
-            first = collector(capacity: entities.count)
-            first.append(values: row.values)
-        }
-        let rest = (entities.startIndex + 1)..<entities.endIndex
-        var collected: [[ColumnValue]]
-        if inParallel, entities.count >= ParallelRows.minimum {
-            let (head, tail) = try ParallelRows.halves(rest) { rows in
-                let half = rows.lowerBound == rest.lowerBound ? first : collector(capacity: rows.count)
-                try collect(rows, into: half)
-                return half.columns
-            }
-            collected = head
-            for index in collected.indices { collected[index].append(contentsOf: tail[index]) }
-        } else {
-            try collect(rest, into: first)
-            collected = first.columns
-        }
-        let width = prefix ?? shape.columns.count
-        let names = Array(shape.columns.prefix(width))
-        let properties = Array(shape.properties.prefix(width))
-        let keyIndexes = try description.keyColumns.map { key in
-            guard let index = names.firstIndex(of: key) else {
-                throw StructPostgresError(
-                    .undefinedColumn, "unique key column '\(key)' is not among the encoded properties \(properties)",
-                    entity: entity, table: table, column: key)
-            }
-            return index
-        }
+        var encoded = try BatchEncoder(description: description, keysOnly: keysOnly).encode(entities, inParallel: inParallel)
+        let keyIndexes = try Self.keyIndexes(encoded, description)
         let nullsMatch = description.schema.nullsMatch(in: description.keyColumns)
-        if !nullsMatch {
-            try Self.refuseNilKeys(collected, keyIndexes: keyIndexes, names: names, properties: properties, description: description)
-        }
-        self.merged = entities.count == 1 || keysOnly
-            ? 0 : Self.mergeDuplicates(&collected, rowCount: entities.count, keyIndexes: keyIndexes, nullsMatch: nullsMatch)
-        self.rowCount = entities.count - merged
-        // First what the table says of each column, then every value (the values of several columns at once).
+        if !nullsMatch { try Self.refuseNilKeys(encoded, keyIndexes: keyIndexes, description: description) }
+        merged = entities.count == 1 || keysOnly
+            ? 0 : Self.mergeDuplicates(&encoded.columns, rowCount: entities.count, keyIndexes: keyIndexes, nullsMatch: nullsMatch)
+        rowCount = entities.count - merged
+        columns = try Self.checkedColumns(encoded, keyIndexes: keyIndexes, description: description, keysOnly: keysOnly,
+                                          inParallel: inParallel && rowCount >= ParallelRows.minimum)
+    }
+
+    /// What the table says of each encoded column first (unknown columns, two properties on one), then every value,
+    /// the values of several columns at once when `inParallel`.
+    private static func checkedColumns(
+        _ encoded: BatchEncoder.Encoded, keyIndexes: [Int], description: EntityDescription, keysOnly: Bool, inParallel: Bool
+    ) throws -> [Column] {
+        let (entity, table) = (description.entity, description.schema.table)
         var kept: [(name: String, property: String, info: TableSchema.Column, values: [ColumnValue])] = []
-        kept.reserveCapacity(names.count)
-        for (position, name) in names.enumerated() where !keysOnly || description.keyColumns.contains(name) {
-            let property = properties[position]
+        kept.reserveCapacity(encoded.names.count)
+        for (position, name) in encoded.names.enumerated() where !keysOnly || description.keyColumns.contains(name) {
+            let property = encoded.properties[position]
             guard let info = description.schema.columns[name] else {
                 throw StructPostgresError(
                     .undefinedColumn,
@@ -149,28 +72,34 @@ struct BatchColumns: Sendable {
                 throw StructPostgresError(
                     .undefinedColumn, "two properties map to column '\(name)'", entity: entity, table: table, column: name, property: property)
             }
-            kept.append((name, property, info, collected[position]))
+            kept.append((name, property, info, encoded.columns[position]))
         }
-        let final = collected
-        let rowKey: @Sendable (Int) -> String = { row in keyIndexes.map { "\(names[$0])=\(final[$0][row].keyDescription)" }.joined(separator: ", ") }
+        let (names, values) = (encoded.names, encoded.columns)
+        let rowKey: @Sendable (Int) -> String = { row in keyIndexes.map { "\(names[$0])=\(values[$0][row].keyDescription)" }.joined(separator: ", ") }
         func check(_ index: Int) throws -> Column {
             let (name, property, info, values) = kept[index]
             let wire = try ValueChecker(entity: entity, table: table, column: info, property: property, rowKey: rowKey).check(values)
             return Column(name: name, property: property, info: info, wire: wire, values: values)
         }
-        if inParallel, rowCount >= ParallelRows.minimum {
-            columns = try ParallelRows.map(kept.count, check)
-        } else {
-            columns = try kept.indices.map(check)
+        return inParallel ? try ParallelRows.map(kept.count, check) : try kept.indices.map(check)
+    }
+
+    /// The positions of the unique key's columns among the encoded ones.
+    private static func keyIndexes(_ encoded: BatchEncoder.Encoded, _ description: EntityDescription) throws -> [Int] {
+        try description.keyColumns.map { key in
+            guard let index = encoded.names.firstIndex(of: key) else {
+                throw StructPostgresError(
+                    .undefinedColumn, "unique key column '\(key)' is not among the encoded properties \(encoded.properties)",
+                    entity: description.entity, table: description.schema.table, column: key)
+            }
+            return index
         }
     }
 
-    /// Keeps one row per unique key, the last one given, at the place of the first; returns how many were dropped.
     /// A key with a NULL never matches a stored row (unless its index is `NULLS NOT DISTINCT`): writing the same
     /// record twice would insert it twice, so such a row is refused by name before anything is sent.
-    private static func refuseNilKeys(
-        _ columns: [[ColumnValue]], keyIndexes: [Int], names: [String], properties: [String], description: EntityDescription
-    ) throws {
+    private static func refuseNilKeys(_ encoded: BatchEncoder.Encoded, keyIndexes: [Int], description: EntityDescription) throws {
+        let (columns, names, properties) = (encoded.columns, encoded.names, encoded.properties)
         for index in keyIndexes {
             guard let row = columns[index].firstIndex(where: \.isNull) else { continue }
             let key = keyIndexes.map { "\(names[$0])=\(columns[$0][row].keyDescription)" }.joined(separator: ", ")
@@ -183,6 +112,7 @@ struct BatchColumns: Sendable {
         }
     }
 
+    /// Keeps one row per unique key, the last one given, at the place of the first; returns how many were dropped.
     private static func mergeDuplicates(_ columns: inout [[ColumnValue]], rowCount: Int, keyIndexes: [Int], nullsMatch: Bool) -> Int {
         let kept: [Int]
         if keyIndexes.count == 1 {

@@ -1,13 +1,13 @@
 import PostgresNIO
 
-extension DatabaseSession {
+extension EntityWriter {
     /// Replaces the sets of a join-table relationship of `sources` with one statement: links not in the
     /// new sets are deleted (and, with ``RemovalRule/deleteOrphans``, children left without any link),
     /// new links are inserted, links that stay are not touched.
     func replaceSets<Source: EntityProtocol>(
         _ relationship: Relationship<Source>, of sources: [Source]
     ) async throws -> UpsertResult {
-        let resolved = try await resolve(relationship)
+        let resolved = try await session.resolve(relationship)
         guard let join = resolved.join, !sources.isEmpty else { return UpsertResult() }
         var owners: [ColumnValue] = []
         var sets: [ColumnValue: [ColumnValue]] = [:]
@@ -33,7 +33,7 @@ extension DatabaseSession {
         let statement = setStatement(join, owners: owners, parents: parents, children: children)
         let rows: [PostgresRow]
         do {
-            rows = try await run(statement)
+            rows = try await session.run(statement)
         } catch var error as StructPostgresError {
             error.relationship = relationship.qualifiedName
             if error.code == .foreignKeyViolation, let key = error.foreignKey {

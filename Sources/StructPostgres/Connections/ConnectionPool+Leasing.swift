@@ -1,7 +1,7 @@
 import PostgresNIO
 import Synchronization
 
-extension ServiceRuntime {
+extension ConnectionPool {
     /// Leases a pooled connection for `body`, waiting at most ``PoolOptions/acquireTimeout`` for one.
     ///
     /// A connection kept from an earlier call (see ``ConnectionKeeper``) is taken first: that is the common
@@ -102,16 +102,24 @@ extension ServiceRuntime {
     }
 
     /// PostgresNIO's pool replaces a closed connection only to keep its minimum count: callers already waiting
-    /// for a connection would wait until another request arrives. A request of its own, given up once opening a
-    /// connection has had its full time, makes the pool open a connection, which goes to the first caller waiting.
+    /// for a connection would wait until another request arrives. A request of its own makes the pool open a
+    /// connection, which goes to the first caller waiting. The pool may learn of the close after this callback, and
+    /// a request made before then is only queued: so the request is given up after a second and made again while
+    /// callers still wait, until the acquire timeout.
     private func nudgePool() {
-        let patience = configuration.connection.connectTimeout ?? configuration.pool.connectTimeout
-        Task { [client] in
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { try? await client.withConnection { _ in } }
-                group.addTask { try? await Task.sleep(for: patience) }
-                await group.next()
-                group.cancelAll()
+        let deadline = ContinuousClock.now + options.acquireTimeout
+        Task { [self] in
+            while ContinuousClock.now < deadline, leases.withLock({ $0.waiting > 0 }) {
+                let served = await withTaskGroup(of: Bool.self) { group in
+                    group.addTask { [client] in (try? await client.withConnection { _ in }) != nil }
+                    group.addTask {
+                        try? await Task.sleep(for: .seconds(1))
+                        return false
+                    }
+                    defer { group.cancelAll() }
+                    return await group.next() ?? false
+                }
+                if served { return }
             }
         }
     }
@@ -126,7 +134,7 @@ extension ServiceRuntime {
         defer { stopWaiting() }
         let handoff = AsyncStream<PostgresConnection>.makeStream()
         let release = ReleaseSignal()
-        let timeout = configuration.pool.acquireTimeout
+        let timeout = options.acquireTimeout
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { [self] in
                 do {
@@ -175,7 +183,7 @@ extension ServiceRuntime {
                 throw StructPostgresError(.connectionLost, "the connection pool is not running")
             case .timedOut:
                 group.cancelAll()
-                let size = configuration.pool.maxConnections
+                let size = options.maxConnections
                 if connectionsInUse < size { try await diagnoseConnection() }
                 let notRunning = keeper.started.isSignalled ? "" : " (PostgresService.run() has not been started: the pool hands out connections only while it runs)"
                 throw StructPostgresError(
@@ -188,9 +196,7 @@ extension ServiceRuntime {
     /// Opens one connection outside the pool, so that a pool that keeps failing to connect reports why
     /// (refused, unknown host, wrong password) instead of a bare timeout.
     func diagnoseConnection() async throws {
-        let settings = configuration.connection
-        let connection = try await settings.connect(
-            timeout: settings.connectTimeout ?? configuration.pool.connectTimeout, logger: logger)
+        let connection = try await settings.connect(timeout: connectTimeout, logger: logger)
         try? await connection.close()
     }
 }
@@ -199,38 +205,4 @@ private enum LeaseOutcome: Sendable {
     case leased(PostgresConnection)
     case failed
     case timedOut
-}
-
-/// A one-shot signal whose waits ignore cancellation: the lease ends only when the borrower is done.
-final class ReleaseSignal: Sendable {
-    private enum State {
-        case pending([CheckedContinuation<Void, Never>])
-        case signalled
-    }
-    private let state = Mutex<State>(.pending([]))
-
-    var isSignalled: Bool {
-        state.withLock { if case .signalled = $0 { true } else { false } }
-    }
-
-    func wait() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resumeNow = state.withLock { state -> Bool in
-                guard case .pending(var waiting) = state else { return true }
-                waiting.append(continuation)
-                state = .pending(waiting)
-                return false
-            }
-            if resumeNow { continuation.resume() }
-        }
-    }
-
-    func signal() {
-        let waiting = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            defer { state = .signalled }
-            if case .pending(let waiting) = state { return waiting }
-            return []
-        }
-        for continuation in waiting { continuation.resume() }
-    }
 }

@@ -8,7 +8,6 @@ import PostgresNIO
 /// 1.33.2 traps in `RowStreamStateMachine` when the closing connection delivers rows nobody asked for). Each
 /// batch here is collected as it arrives and is bounded in size, so memory stays flat without back-pressure.
 final class CursorReader: @unchecked Sendable {
-    static let name = "structpg_stream"
     /// Rows of the first batch: the first row comes quickly, and the batch shows how large rows are.
     static let firstBatch = 256
     /// Later batches hold about this many bytes of row data, between ``minimumBatch`` and ``maximumBatch`` rows.
@@ -17,15 +16,20 @@ final class CursorReader: @unchecked Sendable {
     static let maximumBatch = 8_192
 
     private let session: DatabaseSession
+    private let name: String
+    /// Throws when the session may no longer be used (the transaction the cursor was declared in has ended).
+    private let ensureUsable: @Sendable () throws -> Void
     private let layout: RowLayout
     private var decoder: RowDecoder
     private var row = 0
     /// The batch on its way, and how many rows it asked for.
     private var pending: (cells: EventLoopFuture<ResultCells>, requested: Int)?
 
-    /// Starts reading the cursor ``name`` declared on `session`'s connection.
-    init(session: DatabaseSession, layout: RowLayout) {
+    /// Starts reading the cursor `name` declared on `session`'s connection.
+    init(session: DatabaseSession, name: String, layout: RowLayout, ensureUsable: @escaping @Sendable () throws -> Void = {}) {
         self.session = session
+        self.name = name
+        self.ensureUsable = ensureUsable
         self.layout = layout
         self.decoder = RowDecoder(layout: layout)
         fetch(Self.firstBatch)
@@ -46,22 +50,27 @@ final class CursorReader: @unchecked Sendable {
     }
 
     private func fetch(_ rows: Int) {
-        let sql = "FETCH \(rows) FROM \(Self.name)"
+        let sql = "FETCH \(rows) FROM \(name)"
         session.logFetch(sql)
         let connection = session.connection
-        // PostgresNIO never answers a query written to a connection that has closed.
-        let cells = connection.isClosed
-            ? connection.eventLoop.makeFailedFuture(StructPostgresError(.connectionLost, "the connection to the server is closed", sql: sql))
-            : session.collectCells(PostgresQuery(unsafeSQL: sql))
+        let cells: EventLoopFuture<ResultCells>
+        do {
+            try ensureUsable()
+            // PostgresNIO never answers a query written to a connection that has closed.
+            try session.ensureOpen(sql: sql)
+            cells = session.collectCells(PostgresQuery(unsafeSQL: sql))
+        } catch {
+            cells = connection.eventLoop.makeFailedFuture(error)
+        }
         pending = (cells, rows)
     }
 
     /// Waits for a batch; a cancelled task cancels it on the server and closes the connection.
     private func receive(_ cells: EventLoopFuture<ResultCells>) async throws -> ResultCells {
-        let sql = "FETCH FROM \(Self.name)"
+        let sql = "FETCH FROM \(name)"
         do {
             try session.checkCancellation(before: sql)
-            return try await session.runtime.canceller.cancellable(on: session.connection) { try await cells.get() }
+            return try await session.context.canceller.cancellable(on: session.connection) { try await cells.get() }
         } catch {
             if Task.isCancelled { throw DatabaseSession.cancelled(error, sql: sql) }
             throw StructPostgresError.from(error, sql: sql).with(entity: layout.entity, table: layout.schema.table)
@@ -85,8 +94,8 @@ extension DatabaseSession {
     }
 
     func logFetch(_ sql: String) {
-        if runtime.configuration.logger.logLevel <= .debug {
-            runtime.logger.debug("query", metadata: ["sql": "\(sql)", "binds": "0"])
+        if context.logger.logLevel <= .debug {
+            context.logger.debug("query", metadata: ["sql": "\(sql)", "binds": "0"])
         }
     }
 }

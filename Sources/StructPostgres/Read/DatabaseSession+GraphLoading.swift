@@ -1,6 +1,6 @@
 import PostgresNIO
 
-extension DatabaseSession {
+extension DatabaseSession: TargetLoader {
     /// Fetches entities, then their relationships as `loading` asks: one query per relationship per level.
     func fetchGraph<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest, loading: Loading) async throws -> [E] {
         var decoded = try await fetchRows(E.self, request)
@@ -49,24 +49,8 @@ extension DatabaseSession {
     }
 }
 
-/// The link value of each source row (its foreign key, or its key), as the server sent it.
-struct LinkValues: Sendable {
-    let values: [ByteBuffer?]
-    let elementType: PostgresDataType
-
-    var distinct: [ByteBuffer] {
-        var seen = Set<ByteBuffer>()
-        return values.compactMap { $0 }.filter { seen.insert($0).inserted }
-    }
-
-    /// The targets of source `index`; `nil` when its link is NULL or matched nothing.
-    func group<T>(_ index: Int, in groups: [ByteBuffer: [T]]) -> [T]? {
-        values[index].flatMap { groups[$0] }
-    }
-}
-
 /// Cells of one type sent back as one array parameter, in binary, without decoding them first.
-struct RawCellArray: PostgresThrowingDynamicTypeEncodable {
+struct RawCellArray: PostgresDynamicTypeEncodable {
     let elementType: PostgresDataType
     let values: [ByteBuffer]
 
@@ -76,7 +60,7 @@ struct RawCellArray: PostgresThrowingDynamicTypeEncodable {
 
     func encode<JSONEncoder: PostgresJSONEncoder>(
         into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>
-    ) throws {
+    ) {
         buffer.writeInteger(Int32(1))
         buffer.writeInteger(Int32(0))
         buffer.writeInteger(elementType.rawValue)

@@ -36,7 +36,7 @@ final class SingleRowUpsertPlan: Sendable {
     let types: [PostgresDataType]
 
     /// The plan of the single-row upsert `prepared`, encoded and checked the general way from `batch`.
-    init(_ prepared: DatabaseSession.PreparedUpsert, batch: BatchColumns) {
+    init(_ prepared: PreparedUpsert, batch: BatchColumns) {
         let description = prepared.description
         self.description = description
         shape = RowEncoder.Shape(columns: prepared.columns, properties: prepared.properties)
@@ -54,7 +54,7 @@ final class SingleRowUpsertPlan: Sendable {
     }
 
     /// The upsert of `entity`, or `nil` when it does not fit the plan.
-    func prepare<E: EntityProtocol>(_ entity: E, options: UpsertOptions) -> DatabaseSession.PreparedUpsert? {
+    func prepare<E: EntityProtocol>(_ entity: E, options: UpsertOptions) -> PreparedUpsert? {
         guard let values = try? RowEncoder(naming: description.naming).values(of: entity, shape: shape) else { return nil }
         var statement = Statement(sql: sql, parameters: columns.count)
         for (column, value) in zip(columns, values) {
@@ -68,8 +68,6 @@ final class SingleRowUpsertPlan: Sendable {
             _ = statement.bind(value, declaredAs: column.declared)
         }
         guard statement.types == types else { return nil }
-        return DatabaseSession.PreparedUpsert(
-            statement: statement, rowCount: 1, merged: 0, columns: shape.columns, properties: shape.properties,
-            description: description, options: options)
+        return PreparedUpsert(statement: statement, planned: self, options: options)
     }
 }

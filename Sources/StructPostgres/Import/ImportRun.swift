@@ -1,61 +1,9 @@
 import Foundation
 
-extension PostgresService {
-    /// Imports a JSON payload — an array of records or one record — into the models' tables: decoded
-    /// through `Codable` with the options' key mapping and conversions, de-duplicated by unique key
-    /// (re-importing changes nothing; a changed record updates in place), nested records written as a
-    /// graph, in batches of one statement per table.
-    ///
-    /// ```swift
-    /// let result = try await service.import(UserModel.self, from: data, options: .init(keys: .snakeCase, dates: .secondsSince1970))
-    /// print(result.written.inserted, result.failures)
-    /// ```
-    /// - Throws: under ``ImportOptions/FailurePolicy/allOrNothing``, the first bad record's error (its path
-    ///   and reason); the database is then as it was. Malformed JSON structure fails under both policies.
-    public func `import`<Model: EntityConvertible & Decodable>(
-        _ type: Model.Type, from data: Data, options: ImportOptions = ImportOptions()
-    ) async throws -> ImportResult {
-        let reader = JSONRecordReader(data: data)
-        var counter = reader
-        var total = 0
-        while try counter.next() != nil { total += 1 }
-        return try await runImport(Model.self, total: total, options: options) { reader }
-    }
-
-    /// Imports a JSON file, read a chunk at a time: memory does not grow with the file.
-    public func `import`<Model: EntityConvertible & Decodable>(
-        _ type: Model.Type, contentsOf url: URL, options: ImportOptions = ImportOptions()
-    ) async throws -> ImportResult {
-        try await runImport(Model.self, total: nil, options: options) { try JSONRecordReader(contentsOf: url) }
-    }
-
-    private func runImport<Model: EntityConvertible & Decodable>(
-        _ type: Model.Type, total: Int?, options: ImportOptions, reader: () throws -> JSONRecordReader
-    ) async throws -> ImportResult {
-        guard options.batchSize > 0 else {
-            throw StructPostgresError(.invalidConfiguration, "ImportOptions.batchSize must be positive, not \(options.batchSize)")
-        }
-        switch options.onFailure {
-        case .allOrNothing:
-            return try await transaction { tx in
-                var run = ImportRun<Model>(options: options, total: total, reader: try reader())
-                return try await run.run { work, _ in try await EntityOperations.write(work, in: tx.session, options: .upsert) }
-            }
-        case .skipAndReport:
-            var run = ImportRun<Model>(options: options, total: total, reader: try reader())
-            return try await run.run { work, statements in
-                if statements == 1 {
-                    return try await withSession { try await EntityOperations.write(work, in: $0, options: .upsert) }
-                }
-                return try await transaction { try await EntityOperations.write(work, in: $0.session, options: .upsert) }
-            }
-        }
-    }
-}
-
 /// One import: reads records, decodes and checks each, writes them in batches.
 struct ImportRun<Model: EntityConvertible & Decodable> {
-    typealias Write = (EntityContext, _ statements: Int) async throws -> UpsertResult
+    /// Writes a unit of work; `atomically`: even when it takes one statement.
+    typealias Write = (EntityContext, _ atomically: Bool) async throws -> UpsertResult
 
     let options: ImportOptions
     let total: Int?
@@ -143,7 +91,7 @@ struct ImportRun<Model: EntityConvertible & Decodable> {
         if !batch.isEmpty {
             let merged = try unitOfWork()
             do {
-                result.written = result.written + (try await write(merged, merged.statementCount))
+                result.written = result.written + (try await write(merged, false))
             } catch let error as StructPostgresError where options.onFailure == .skipAndReport && error.sqlState != nil {
                 try await writeOneByOne(write)
             } catch var error as StructPostgresError {
@@ -166,7 +114,7 @@ struct ImportRun<Model: EntityConvertible & Decodable> {
             do {
                 let work = EntityContext()
                 try work.insert(record.model)
-                result.written = result.written + (try await write(work, max(2, work.statementCount)))
+                result.written = result.written + (try await write(work, true))
             } catch let error as StructPostgresError where error.sqlState != nil {
                 result.failures.append(ImportFailure(index: record.index, path: "[\(record.index)]", reason: error.message))
             }

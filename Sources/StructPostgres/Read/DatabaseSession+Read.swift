@@ -17,10 +17,6 @@ struct FetchRequest: Sendable {
 }
 
 extension DatabaseSession {
-    func fetch<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest) async throws -> [E] {
-        try await fetchRows(E.self, request).entities
-    }
-
     /// The entities matching `request`, with the cells they were decoded from (relationships are loaded
     /// from their link values).
     func fetchRows<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest) async throws -> DecodedRows<E> {
@@ -109,84 +105,6 @@ extension DatabaseSession {
         statement.sql += ")"
         let rows = try await runTagged(statement, description)
         return try rows[0].decode(Bool.self)
-    }
-
-    /// Deletes the rows matching `filter` (every row without one) with one statement.
-    func deleteAll<E: EntityProtocol>(_ type: E.Type, filter: Filter?) async throws -> Int {
-        let description = try await describe(E.self)
-        var statement = Statement(sql: "DELETE FROM \(description.schema.quotedTable)")
-        try await appendWhere(filter, description, &statement)
-        return try await tagged(description) { try await affectedRows(statement) }
-    }
-
-    /// Deletes the rows with the unique keys of `entities`, with one statement.
-    func delete<E: EntityProtocol>(_ entities: [E]) async throws -> Int {
-        guard !entities.isEmpty else { return 0 }
-        let description = try await describe(E.self)
-        let batch = try BatchColumns(entities, description: description, keysOnly: true, inParallel: true)
-        var statement = Statement(sql: "")
-        var parameters: [String] = []
-        for key in description.keyColumns {
-            let column = batch.columns.first { $0.name == key }!
-            let parameter = statement.bind(array: BinaryColumnArray(element: column.arrayType, values: column.values))
-            parameters.append("\(parameter)::\(column.arrayType.sqlName)[]")
-        }
-        let table = description.schema.quotedTable
-        let names = description.keyColumns.map(SQLIdentifier.quote).joined(separator: ", ")
-        let casts = description.keyColumns.map { key in
-            let column = batch.columns.first { $0.name == key }!
-            return "k.\(SQLIdentifier.quote(key))" + (column.needsCast ? "::\(column.info.castName)" : "")
-        }
-        let keys = "unnest(\(parameters.joined(separator: ", "))) AS k(\(names))"
-        let condition: String
-        if batch.columns.contains(where: { $0.values.contains(where: \.isNull) }) {
-            // Only reached for a NULLS NOT DISTINCT key (other nil keys are refused): nil matches NULL, which IN never does.
-            let matches = zip(description.keyColumns, casts).map { "\(table).\(SQLIdentifier.quote($0)) IS NOT DISTINCT FROM \($1)" }
-            condition = "EXISTS (SELECT 1 FROM \(keys) WHERE \(matches.joined(separator: " AND ")))"
-        } else if description.keyColumns.count == 1 {
-            let column = batch.columns.first { $0.name == description.keyColumns[0] }!
-            let list = column.needsCast ? "\(parameters[0])::\(column.info.castName)[]" : parameters[0]
-            condition = "\(names) = ANY(\(list))"
-        } else {
-            condition = "(\(names)) IN (SELECT \(casts.joined(separator: ", ")) FROM \(keys))"
-        }
-        statement.sql = "DELETE FROM \(table) WHERE \(condition)"
-        return try await tagged(description) { try await affectedRows(statement) }
-    }
-
-    func appendWhere(_ filter: Filter?, _ description: EntityDescription, _ statement: inout Statement) async throws {
-        guard let filter else { return }
-        var builder = FilterSQL(relationships: try await relationships(along: filter.keys, from: description))
-        let scope = FilterSQL.Scope(description: description, qualifier: description.schema.quotedTable)
-        statement.sql += " WHERE " + (try builder.condition(filter.node, in: scope, into: &statement))
-    }
-
-    /// The relationships that keys go through or name, resolved (their tables read from the catalog).
-    private func relationships(along keys: [String], from root: EntityDescription) async throws -> [String: ResolvedRelationship] {
-        var resolved: [String: ResolvedRelationship] = [:]
-        for key in keys {
-            var description = root
-            for name in key.split(separator: ".").map(String.init) {
-                guard let info = description.relationships.first(where: { $0.name == name }) else { break }
-                let link = try await resolve(info, from: description)
-                resolved["\(description.entity).\(name)"] = link
-                description = link.target
-            }
-        }
-        return resolved
-    }
-
-    func runTagged(_ statement: Statement, _ description: EntityDescription) async throws -> [PostgresRow] {
-        try await tagged(description) { try await run(statement) }
-    }
-
-    /// Runs `body`; a ``StructPostgresError`` it throws names the entity and table of `description`.
-    func tagged<T>(_ description: EntityDescription, _ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch let error as StructPostgresError {
-            throw error.with(entity: description.entity, table: description.schema.table)
-        }
     }
 
     private func invalid(_ message: String, _ description: EntityDescription) -> StructPostgresError {

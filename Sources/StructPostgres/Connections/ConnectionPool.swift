@@ -1,0 +1,57 @@
+import Logging
+import PostgresNIO
+import Synchronization
+
+/// The connections layer: PostgresNIO's `PostgresClient`, the connections kept leased between calls, and what
+/// stops a cancelled statement. Every connection a call uses is leased here (``withConnection(_:)``).
+final class ConnectionPool: Sendable {
+    let client: PostgresClient
+    let settings: ConnectionSettings
+    let options: PoolOptions
+    let logger: Logger
+    let leases = Mutex(LeaseBook())
+    let keeper: ConnectionKeeper
+    let canceller: StatementCanceller
+
+    init(settings: ConnectionSettings, options: PoolOptions, logger: Logger) throws {
+        self.settings = settings
+        self.options = options
+        self.logger = logger
+        client = PostgresClient(configuration: try settings.clientConfiguration(pool: options), backgroundLogger: logger)
+        keeper = ConnectionKeeper(idleLimit: options.keepIdleConnectionsFor)
+        canceller = StatementCanceller(settings: settings, connectTimeout: settings.connectTimeout ?? options.connectTimeout, logger: logger)
+    }
+
+    /// How long opening one connection may take.
+    var connectTimeout: Duration { settings.connectTimeout ?? options.connectTimeout }
+
+    /// How many pooled connections calls are using (kept idle ones do not count).
+    var connectionsInUse: Int { leases.withLock { $0.inUse } }
+
+    /// A connection of its own, outside the pool, closed after `body`: for work that changes session state
+    /// or must not wait for the pool (the migrator).
+    func withDedicatedConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        let connection = try await settings.connect(timeout: connectTimeout, logger: logger)
+        do {
+            let result = try await body(connection)
+            try? await connection.close()
+            return result
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+}
+
+/// Which pooled connections are known to be open, how many are in use or being waited for, and which are
+/// kept idle for the next call (see ``ConnectionKeeper``).
+struct LeaseBook {
+    var open: Set<PostgresConnection.ID> = []
+    var inUse = 0
+    var waiting = 0
+    /// Kept connections no call is using, the most recently used last.
+    var kept: [IdleConnection] = []
+
+    /// Whether a connection known to be open is idle in the pool and not promised to a waiting lease.
+    var hasIdleConnection: Bool { open.count > inUse + waiting + kept.count }
+}

@@ -1,0 +1,31 @@
+/// What an operation is, described once on its way down the one path (``OperationPath``): what it does, on
+/// which entity and table, whether it reads or writes, and how many rows it carries. Where it runs is the
+/// path's. Instrumentation, routing and coalescing read it here.
+struct Operation: Sendable {
+    enum Kind: String, Sendable {
+        case fetch, count, exists, stream, upsert, delete, deleteAll, `import`, query, execute, transaction
+    }
+
+    let kind: Kind
+    /// The entity whose table the operation works on; `nil` for raw SQL and transactions.
+    let entity: (any EntityProtocol.Type)?
+    /// Models or rows in a write's batch.
+    let rows: Int?
+
+    init(_ kind: Kind, _ entity: (any EntityProtocol.Type)? = nil, rows: Int? = nil) {
+        self.kind = kind
+        self.entity = entity
+        self.rows = rows
+    }
+
+    /// Whether the operation only reads: a read may run on a replica; raw SQL may write, so it does not count.
+    var isRead: Bool {
+        switch kind {
+        case .fetch, .count, .exists, .stream: true
+        case .upsert, .delete, .deleteAll, .import, .query, .execute, .transaction: false
+        }
+    }
+
+    /// The table, as the entity declares it.
+    var table: String? { entity?.table }
+}

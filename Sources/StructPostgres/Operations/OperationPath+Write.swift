@@ -1,0 +1,33 @@
+extension OperationPath {
+    /// Upserts `models` and what their conversion registers: a slice at a time beyond
+    /// ``WritePlan/rowsPerStatement`` models, otherwise as one unit of work.
+    func update<Model: EntityConvertible>(_ models: [Model], options: UpsertOptions) async throws -> UpsertResult {
+        let operation = Operation(.upsert, Model.Entity.self, rows: models.count)
+        if WritePlan.slices(models.count) {
+            return try await performAtomically(operation) { try await writer($0, options).writeInSlices(models) }
+        }
+        return try await write(try UnitOfWork.convert(models[...], inParallel: true), operation, options: options)
+    }
+
+    /// Writes a unit of work: atomically when it takes more than one statement.
+    func write(_ work: EntityContext, _ operation: Operation, options: UpsertOptions) async throws -> UpsertResult {
+        guard !work.isEmpty else { return UpsertResult() }
+        if WritePlan.statementCount(work) == 1 {
+            return try await perform(operation) { try await writer($0, options).write(work) }
+        }
+        return try await performAtomically(operation) { try await writer($0, options).write(work) }
+    }
+
+    func delete<Model: EntityConvertible>(_ models: [Model]) async throws -> Int {
+        let entities = try UnitOfWork.entities(models)
+        return try await perform(Operation(.delete, Model.Entity.self, rows: models.count)) { try await writer($0).delete(entities) }
+    }
+
+    func deleteAll<E: EntityProtocol>(_ type: E.Type, _ filter: Filter?) async throws -> Int {
+        try await perform(Operation(.deleteAll, E.self)) { try await writer($0).deleteAll(E.self, filter: filter) }
+    }
+
+    func writer(_ session: DatabaseSession, _ options: UpsertOptions = .upsert) -> EntityWriter {
+        EntityWriter(session: session, cache: runtime.upserts, options: options)
+    }
+}

@@ -1,0 +1,55 @@
+/// The one path every operation of ``PostgresService`` and ``PostgresTransaction`` takes from the front door to a
+/// session. It knows where operations run (each on a pooled connection of its own, or in a given transaction)
+/// and performs them there; what concerns every operation (spans and metrics, replica routing, coalescing)
+/// belongs here, once.
+///
+/// You do not create one: it is what ``PostgresAccess`` types share.
+public struct OperationPath: Sendable {
+    let runtime: ServiceRuntime
+    /// The transaction the operations run in; `nil`: each runs on a pooled connection of its own.
+    let transaction: TransactionState?
+
+    /// Performs `operation` with one session: the transaction's, or a pooled connection's for its duration.
+    func perform<T>(_ operation: Operation, _ body: (DatabaseSession) async throws -> T) async throws -> T {
+        if let transaction {
+            try transaction.ensureActive()
+            return try await body(transaction.session)
+        }
+        return try await runtime.withSession(body)
+    }
+
+    /// Performs `operation`, whose statements must all take effect or none: in a transaction of its own (retried
+    /// after a serialization failure or deadlock), or in a savepoint of the given transaction.
+    func performAtomically<T>(_ operation: Operation, _ body: (DatabaseSession) async throws -> T) async throws -> T {
+        try await transaction(TransactionOptions()) { try await body($0.session) }
+    }
+
+    /// Runs `body` in a transaction: from the pool, a new one (`BEGIN` with `options`), run again after a
+    /// serialization failure or deadlock; in a transaction, a savepoint of it (`options` do not apply).
+    func transaction<T>(_ options: TransactionOptions, _ body: (TransactionState) async throws -> T) async throws -> T {
+        if let transaction { return try await transaction.savepoint(body) }
+        let retries = max(0, options.maxRetries ?? runtime.configuration.maxTransactionRetries)
+        var attempt = 0
+        while true {
+            do {
+                return try await runtime.withSession { session in
+                    try await TransactionState.run(on: session, options: options, body)
+                }
+            } catch let error as StructPostgresError where error.isRetryable && attempt < retries && !Task.isCancelled {
+                attempt += 1
+                runtime.logger.debug(
+                    "transaction retried", metadata: ["attempt": "\(attempt)", "sqlstate": "\(error.sqlState ?? "")"])
+                do {
+                    try await Task.sleep(for: .milliseconds(Int.random(in: 1...(5 << min(attempt, 6)))))
+                } catch {
+                    throw StructPostgresError.from(error, sql: nil)
+                }
+            }
+        }
+    }
+
+    /// The same path inside `transaction`.
+    func inside(_ transaction: TransactionState) -> OperationPath {
+        OperationPath(runtime: runtime, transaction: transaction)
+    }
+}

@@ -1,0 +1,45 @@
+import Logging
+import PostgresNIO
+
+/// One service's engine, below its front door: the connections, what its sessions share, and the write
+/// layer's caches. Every operation of the service and of its transactions runs on it (see ``OperationPath``).
+final class ServiceRuntime: Sendable {
+    let configuration: PostgresService.Configuration
+    let pool: ConnectionPool
+    let sessions: SessionContext
+    let upserts: UpsertCache
+
+    init(configuration: PostgresService.Configuration) throws {
+        self.configuration = configuration
+        pool = try ConnectionPool(settings: configuration.connection, options: configuration.pool, logger: configuration.logger)
+        sessions = SessionContext(configuration: configuration, canceller: pool.canceller)
+        upserts = UpsertCache(catalog: sessions.catalog)
+    }
+
+    var logger: Logger { configuration.logger }
+
+    /// Runs `body` on a session of a pooled connection. A failed statement may have left a transaction open
+    /// (a script's `BEGIN`): the session is rolled back then, so that no connection goes back to the pool so.
+    func withSession<T>(_ body: (DatabaseSession) async throws -> T) async throws -> T {
+        try await pool.withConnection { connection in
+            let session = DatabaseSession(connection: connection, context: sessions)
+            do {
+                return try await body(session)
+            } catch let error as StructPostgresError where error.sqlState != nil {
+                await session.rollBack()
+                throw error
+            }
+        }
+    }
+
+    /// A session on a connection of its own, outside the pool (see ``ConnectionPool/withDedicatedConnection(_:)``).
+    func withDedicatedSession<T>(_ body: (DatabaseSession) async throws -> T) async throws -> T {
+        try await pool.withDedicatedConnection { try await body(DatabaseSession(connection: $0, context: sessions)) }
+    }
+
+    /// Forgets table layouts, prepared statements and upsert plans: they may no longer match a changed schema.
+    func forgetSchemas() {
+        sessions.forgetSchemas()
+        upserts.forget()
+    }
+}

@@ -1,0 +1,24 @@
+extension DatabaseSession {
+    /// Appends ` WHERE <filter>` to `statement`, resolving the relationships the filter's keys go through.
+    func appendWhere(_ filter: Filter?, _ description: EntityDescription, _ statement: inout Statement) async throws {
+        guard let filter else { return }
+        var builder = FilterSQL(relationships: try await relationships(along: filter.keys, from: description))
+        let scope = FilterSQL.Scope(description: description, qualifier: description.schema.quotedTable)
+        statement.sql += " WHERE " + (try builder.condition(filter.node, in: scope, into: &statement))
+    }
+
+    /// The relationships that keys go through or name, resolved (their tables read from the catalog).
+    private func relationships(along keys: [String], from root: EntityDescription) async throws -> [String: ResolvedRelationship] {
+        var resolved: [String: ResolvedRelationship] = [:]
+        for key in keys {
+            var description = root
+            for name in key.split(separator: ".").map(String.init) {
+                guard let info = description.relationships.first(where: { $0.name == name }) else { break }
+                let link = try await resolve(info, from: description)
+                resolved["\(description.entity).\(name)"] = link
+                description = link.target
+            }
+        }
+        return resolved
+    }
+}

@@ -1,0 +1,85 @@
+import PostgresNIO
+
+/// What ``PostgresService`` and ``PostgresTransaction`` share: every operation, written once and sent down one
+/// path, which runs it on a pooled connection (the service) or in the transaction. Write functions against it to
+/// run them either way:
+///
+/// ```swift
+/// func restock(_ books: [BookModel], in db: some PostgresAccess) async throws {
+///     try await db.update(entities: books)
+///     for try await book in db.stream(BookModel.self, where: .equal("publisher", "Apress")) { audit(book) }
+/// }
+/// ```
+///
+/// The library's own types conform; a conformance of yours cannot provide the path.
+public protocol PostgresAccess: CoreDataServiceProtocol {
+    /// The path this value's operations take.
+    var operationPath: OperationPath { get }
+}
+
+extension PostgresAccess {
+    public func fetch<Model: EntityConvertible>(
+        _ type: Model.Type, where filter: Filter?, sortedBy sort: [SortKey], limit: Int?, offset: Int?, loading: Loading
+    ) async throws -> [Model] {
+        try await operationPath.fetch(type, FetchRequest(filter: filter, sort: sort, limit: limit, offset: offset), loading: loading)
+    }
+
+    public func count<Model: EntityConvertible>(_ type: Model.Type, where filter: Filter?) async throws -> Int {
+        try await operationPath.count(Model.Entity.self, filter)
+    }
+
+    public func exists<Model: EntityConvertible>(_ type: Model.Type, where filter: Filter?) async throws -> Bool {
+        try await operationPath.exists(Model.Entity.self, filter)
+    }
+
+    @discardableResult
+    public func deleteAll<Model: EntityConvertible>(_ type: Model.Type, where filter: Filter?) async throws -> Int {
+        try await operationPath.deleteAll(Model.Entity.self, filter)
+    }
+
+    /// Inserts or updates the models (and every entity their `toEntity` registered), one statement per table,
+    /// then replaces the join-table sets they assigned; all or nothing when that takes more than one statement
+    /// (a transaction of its own, or a savepoint inside a transaction).
+    @discardableResult
+    public func update<Model: EntityConvertible>(entities: [Model], options: UpsertOptions) async throws -> UpsertResult {
+        try await operationPath.update(entities, options: options)
+    }
+
+    @discardableResult
+    public func delete<Model: EntityConvertible>(entities: [Model]) async throws -> Int {
+        try await operationPath.delete(entities)
+    }
+
+    /// The models matching `filter`, one at a time as their rows arrive, with flat memory: for results too
+    /// large to hold. Relationships are not loaded. Inside a transaction, iterate it within the closure.
+    ///
+    /// ```swift
+    /// for try await book in service.stream(BookModel.self, sortedBy: [.ascending("title")]) { index(book) }
+    /// ```
+    public func stream<Model: EntityConvertible>(
+        _ type: Model.Type, where filter: Filter? = nil, sortedBy sort: [SortKey] = [], limit: Int? = nil
+    ) -> ModelStream<Model> {
+        operationPath.stream(type, FetchRequest(filter: filter, sort: sort, limit: limit))
+    }
+
+    /// The models matching a typed filter, one at a time as their rows arrive.
+    public func stream<Model: EntityConvertible>(
+        _ type: Model.Type, where filter: EntityFilter<Model.Entity>, sortedBy sort: [SortKey] = [], limit: Int? = nil
+    ) -> ModelStream<Model> {
+        stream(type, where: filter.filter, sortedBy: sort, limit: limit)
+    }
+
+    /// Runs a PostgresNIO query (values interpolated into it are bound, never spliced) and returns its rows.
+    ///
+    /// ```swift
+    /// let rows = try await service.query("SELECT title FROM books WHERE price < \(limit)")
+    /// ```
+    public func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        try await operationPath.query(query)
+    }
+
+    /// Runs SQL text as it is, statement by statement: no parameters; statements end with `;`. For DDL and scripts.
+    public func execute(unsafeSQL sql: String) async throws {
+        try await operationPath.execute(unsafeSQL: sql)
+    }
+}

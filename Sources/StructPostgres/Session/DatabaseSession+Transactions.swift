@@ -1,0 +1,48 @@
+import PostgresNIO
+
+extension DatabaseSession {
+    /// Runs `sql`, without parameters; `evenIfCancelled`: also in a cancelled task, without cancelling it.
+    func execute(statement sql: String, evenIfCancelled: Bool = false) async throws {
+        var statement = Statement(sql: sql)
+        statement.runsWhenCancelled = evenIfCancelled
+        _ = try await run(statement)
+    }
+
+    /// Rolls the connection's transaction back, also in a cancelled task; a connection where that fails is
+    /// closed, so that it never goes back to the pool inside a transaction.
+    func rollBack() async {
+        do {
+            try await execute(statement: "ROLLBACK", evenIfCancelled: true)
+        } catch {
+            if !connection.isClosed { connection.close().whenComplete { _ in } }
+        }
+    }
+
+    /// Sends COMMIT and checks that PostgreSQL did commit: after a failed statement whose error the
+    /// closure caught, PostgreSQL answers COMMIT with ROLLBACK, which must not pass for success.
+    ///
+    /// A task cancelled before COMMIT never sends it. COMMIT itself is not cancelled: once sent, its outcome
+    /// is reported as it is.
+    func commit() async throws {
+        let result: PostgresQueryResult
+        let start = ContinuousClock.now
+        if Task.isCancelled {
+            throw StructPostgresError(.queryCancelled, "the task was cancelled before COMMIT; the transaction was rolled back", sql: "COMMIT")
+        }
+        context.logger.debug("query", metadata: ["sql": "COMMIT", "binds": "0"])
+        do {
+            try ensureOpen(sql: "COMMIT")
+            result = try await connection.query("COMMIT", logger: context.logger).get()
+            observe(Statement(sql: "COMMIT"), since: start, failed: false)
+        } catch {
+            observe(Statement(sql: "COMMIT"), since: start, failed: true)
+            throw StructPostgresError.from(error, sql: "COMMIT")
+        }
+        if result.metadata.command == "ROLLBACK" {
+            throw StructPostgresError(
+                .server,
+                "the transaction was rolled back, not committed: a statement in it failed and its error was caught inside the closure",
+                sqlState: "25P02", sql: "COMMIT")
+        }
+    }
+}

@@ -1,0 +1,158 @@
+import Logging
+import PostgresNIO
+
+/// The cells of a result, filled on the connection's event loop only, and read once the query has completed.
+private final class CellCollector: @unchecked Sendable {
+    var cells = ResultCells()
+}
+
+/// The rows of a prepared statement, as PostgresNIO hands them over.
+typealias RowSequence = AsyncThrowingMapSequence<PostgresRowSequence, PostgresRow>
+
+/// The session layer: runs statements on one connection (the pool's, for a single call, or a transaction's),
+/// prepares them once per connection, stops them when the task is cancelled, and maps errors.
+struct DatabaseSession: Sendable {
+    let connection: PostgresConnection
+    let context: SessionContext
+
+    /// Sends `statement` and reads all its rows.
+    func run(_ statement: Statement) async throws -> [PostgresRow] {
+        try await send(statement) { name in
+            guard let name else {
+                return try await connection.query(PostgresQuery(unsafeSQL: statement.sql, binds: statement.bindings), logger: context.logger).get().rows
+            }
+            var collected: [PostgresRow] = []
+            for try await row in try await NamedStatement.execute(statement, named: name, on: connection, logger: context.logger) {
+                collected.append(row)
+            }
+            return collected
+        }
+    }
+
+    /// Sends a PostgresNIO query (its values bound) and reads all its rows.
+    func run(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        var statement = Statement(sql: query.sql)
+        statement.bindings = query.binds
+        return try await run(statement)
+    }
+
+    /// Runs `statement` and collects the cells of its rows, without keeping the rows themselves. An unprepared
+    /// statement's cells are collected on the connection's event loop as the rows arrive, without handing each
+    /// row over to this task.
+    func runCells(_ statement: Statement) async throws -> ResultCells {
+        try await send(statement) { name in
+            if let name { return try await ResultCells(try await NamedStatement.execute(statement, named: name, on: connection, logger: context.logger)) }
+            return try await collectCells(PostgresQuery(unsafeSQL: statement.sql, binds: statement.bindings)).get()
+        }
+    }
+
+    /// Starts `query` and collects its rows' cells on the connection's event loop as they arrive. Nothing
+    /// holds the rows back (PostgresNIO's back-pressure is not involved), so the result must be of bounded
+    /// size: a fetch, or a batch of a cursor.
+    func collectCells(_ query: PostgresQuery) -> EventLoopFuture<ResultCells> {
+        let collector = CellCollector()
+        return connection.query(query, logger: context.logger) { collector.cells.append($0) }.map { _ in collector.cells }
+    }
+
+    /// Sends a statement that returns no rows (`DELETE`, `UPDATE`) and gives back how many rows it affected,
+    /// read from the server's command tag. Never prepared: PostgresNIO hands a prepared statement's command tag
+    /// back only through a path that traps when the statement has no rows to read.
+    func affectedRows(_ statement: Statement) async throws -> Int {
+        try await send(statement, prepared: false) { _ in
+            let query = PostgresQuery(unsafeSQL: statement.sql, binds: statement.bindings)
+            return try await connection.query(query, logger: context.logger).get().metadata.rows ?? 0
+        }
+    }
+
+    /// Logs, sends and observes `statement`; `perform` executes it, under a prepared statement's name when
+    /// one is given. Errors come back as ``StructPostgresError``.
+    /// Unless `prepared` is `false`, a statement with parameters is prepared on the connection the first time
+    /// (see ``PreparedStatementRegistry``).
+    private func send<T>(
+        _ statement: Statement, prepared: Bool = true, _ perform: (String?) async throws -> T
+    ) async throws -> T {
+        if !statement.runsWhenCancelled {
+            try checkCancellation(before: statement.sql)
+            try ensureOpen(sql: statement.sql)
+            do {
+                try await context.canceller.learnBackend(of: connection)
+            } catch {
+                throw StructPostgresError.from(error, sql: statement.sql)
+            }
+        }
+        let logBoundValues = context.logBoundValues
+        if context.logger.logLevel <= .debug {
+            var metadata: Logger.Metadata = ["sql": "\(statement.sql)", "binds": "\(statement.bindings.count)"]
+            if logBoundValues {
+                metadata["values"] = "\(statement.values.map(\.keyDescription).joined(separator: ", "))"
+            }
+            context.logger.debug("query", metadata: metadata)
+        }
+        let start = context.queryObserver == nil ? nil : ContinuousClock.now
+        let key = PreparedStatementRegistry.Key(sql: statement.sql, types: statement.types)
+        let prepares = prepared && context.preparesStatements && !statement.types.isEmpty && !statement.plannedPerExecution
+        let name = prepares ? context.preparedStatements.name(for: key) : nil
+        do {
+            try ensureOpen(sql: statement.sql)
+            let result: T
+            if statement.runsWhenCancelled {
+                result = try await perform(name)
+            } else {
+                result = try await context.canceller.cancellable(on: connection) { try await perform(name) }
+            }
+            observe(statement, since: start, failed: false)
+            return result
+        } catch {
+            observe(statement, since: start, failed: true)
+            if let name { context.preparedStatements.failed(key, name: name, sqlState: (error as? PSQLError)?.serverInfo?[.sqlState]) }
+            let mapped = Task.isCancelled && !statement.runsWhenCancelled
+                ? Self.cancelled(error, sql: statement.sql)
+                : StructPostgresError.from(error, sql: statement.sql, revealValues: logBoundValues)
+            context.logger.debug("query failed", metadata: ["error": "\(mapped)"])
+            throw mapped
+        }
+    }
+
+    /// Runs SQL without parameters, statement by statement; a failure names the statement's line.
+    func execute(script: String) async throws {
+        for statement in SQLScript.split(script) {
+            do {
+                _ = try await run(Statement(sql: statement.sql))
+            } catch var error as StructPostgresError {
+                error.message += " (statement at line \(statement.line) of the script)"
+                throw error
+            }
+        }
+    }
+
+    /// Refuses to send `sql` once the task has been cancelled: a cancelled transaction sends nothing more.
+    func checkCancellation(before sql: String) throws {
+        if Task.isCancelled {
+            throw StructPostgresError(.queryCancelled, "the task was cancelled; the statement was not sent", sql: sql)
+        }
+    }
+
+    /// The error of a statement whose task was cancelled while it ran: the connection was closed under it and
+    /// the server asked to cancel it (see ``StatementCanceller``), unless it failed for a reason of its own.
+    static func cancelled(_ error: any Error, sql: String) -> StructPostgresError {
+        let mapped = StructPostgresError.from(error, sql: sql)
+        guard mapped.code == .connectionLost || mapped.code == .queryCancelled || mapped.code == .client else { return mapped }
+        return StructPostgresError(
+            .queryCancelled, "the task was cancelled: the statement was cancelled on the server and its connection closed",
+            sqlState: SQLState.queryCanceled, sql: sql)
+    }
+
+    /// PostgresNIO never answers a query written to a connection that has already closed; fail instead.
+    func ensureOpen(sql: String) throws {
+        if connection.isClosed {
+            throw StructPostgresError(.connectionLost, "the connection to the server is closed", sql: sql)
+        }
+    }
+
+    func observe(_ statement: Statement, since start: ContinuousClock.Instant?, failed: Bool) {
+        guard let start, let observer = context.queryObserver else { return }
+        observer(QueryEvent(
+            sql: statement.sql, parameterCount: statement.bindings.count,
+            duration: ContinuousClock.now - start, failed: failed))
+    }
+}

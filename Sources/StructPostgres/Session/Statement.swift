@@ -1,0 +1,68 @@
+import Logging
+import PostgresNIO
+import Synchronization
+
+/// One SQL statement: text, bound values with their types and, for opt-in logging, a rendering of those values.
+struct Statement: Sendable {
+    var sql: String
+    var bindings = PostgresBindings()
+    var types: [PostgresDataType] = []
+    var values: [ColumnValue] = []
+    /// Planned on every execution instead of prepared once: set for statements that match a set of keys
+    /// (`= ANY($1)`). A prepared statement's generic plan assumes a short array and probes an index once per
+    /// key, where the plan for thousands of keys hashes them and scans the table once.
+    var plannedPerExecution = false
+    /// Sent even when the task has been cancelled, and not cancelled itself: the `ROLLBACK` that cleans up.
+    var runsWhenCancelled = false
+
+    mutating func bind(_ value: ColumnValue) -> String {
+        values.append(value)
+        if case .null = value {
+            bindings.appendNull()
+            types.append(.null)
+        } else {
+            let encodable = BinaryColumnValue(value: value)
+            bindings.append(encodable)
+            types.append(encodable.psqlType)
+        }
+        return "$\(bindings.count)"
+    }
+
+    /// Binds `value`, declaring a null as `type`, so that a row with a null and one without share a statement.
+    mutating func bind(_ value: ColumnValue, declaredAs type: WireType) -> String {
+        let placeholder = bind(value)
+        if case .null = value { types[types.count - 1] = BinaryColumnArray.elementType(of: type) }
+        return placeholder
+    }
+
+    mutating func bind(cells: RawCellArray) -> String {
+        bindings.append(cells)
+        types.append(cells.psqlType)
+        return "$\(bindings.count)"
+    }
+
+    mutating func bind(array: BinaryColumnArray) -> String {
+        bind(array, shown: .array(Array(array.values.prefix(5)), element: array.element))
+    }
+
+    mutating func bind(array: BinaryColumnArray.Encoded) -> String {
+        bind(array, shown: .array(array.firstValues, element: array.element))
+    }
+
+    /// Binds an array parameter; `shown` is what errors and logs show of it.
+    private mutating func bind(_ array: some PostgresDynamicTypeEncodable, shown: ColumnValue) -> String {
+        values.append(shown)
+        bindings.append(array)
+        types.append(array.psqlType)
+        return "$\(bindings.count)"
+    }
+}
+
+extension Statement {
+    /// A statement with room for `parameters` values.
+    init(sql: String, parameters: Int) {
+        self.init(sql: sql, bindings: PostgresBindings(capacity: parameters))
+        types.reserveCapacity(parameters)
+        values.reserveCapacity(parameters)
+    }
+}

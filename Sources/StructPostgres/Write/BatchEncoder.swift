@@ -1,0 +1,114 @@
+/// The first stage of a batch (see ``BatchColumns``): entities encoded into columns of values.
+///
+/// Every entity of a type encodes the same columns: the shape is learnt once, then only values are collected.
+/// An entity whose `encode(to:)` varies is encoded in full and must give the first one's columns.
+struct BatchEncoder {
+    /// Encoded values, column by column, of the encoded columns and the properties they come from.
+    struct Encoded {
+        var names: [String]
+        var properties: [String]
+        var columns: [[ColumnValue]]
+    }
+
+    let description: EntityDescription
+    /// Only the unique key's columns are needed (a delete): encoding stops after the last key column.
+    let keysOnly: Bool
+    private let encoder: RowEncoder
+
+    init(description: EntityDescription, keysOnly: Bool) {
+        self.description = description
+        self.keysOnly = keysOnly
+        encoder = RowEncoder(naming: description.naming)
+    }
+
+    /// Encodes `entities`; errors name an entity by its index in the whole batch. `inParallel`: a batch of
+    /// ``ParallelRows/minimum`` rows or more is encoded in two halves at once.
+    func encode<E: EntityProtocol>(_ entities: ArraySlice<E>, inParallel: Bool) throws -> Encoded {
+        var shape: RowEncoder.Shape
+        if let learnt = RowEncoder.learntShape(of: E.self) {
+            shape = learnt
+        } else {
+            let row = try encodeInFull(entities, entities.startIndex)
+            RowEncoder.learn(row, of: E.self)
+            shape = RowEncoder.Shape(columns: row.columns, properties: row.properties)
+        }
+        // The first entity settles the shape: one learnt from an earlier batch may not be this batch's.
+        var first = collector(shape, capacity: entities.count)
+        if let row = try append(entities, entities.startIndex, to: first, shape) {
+            shape = RowEncoder.Shape(columns: row.columns, properties: row.properties)
+            first = collector(shape, capacity: entities.count)
+            first.append(values: row.values)
+        }
+        let rest = (entities.startIndex + 1)..<entities.endIndex
+        var columns: [[ColumnValue]]
+        if inParallel, entities.count >= ParallelRows.minimum {
+            let (head, tail) = try ParallelRows.halves(rest) { rows in
+                let half = rows.lowerBound == rest.lowerBound ? first : collector(shape, capacity: rows.count)
+                try collect(entities, rows, into: half, shape)
+                return half.columns
+            }
+            columns = head
+            for index in columns.indices { columns[index].append(contentsOf: tail[index]) }
+        } else {
+            try collect(entities, rest, into: first, shape)
+            columns = first.columns
+        }
+        let width = keyPrefix(shape) ?? shape.columns.count
+        return Encoded(names: Array(shape.columns.prefix(width)), properties: Array(shape.properties.prefix(width)), columns: columns)
+    }
+
+    /// The number of leading columns a delete needs (through the last key column); `nil`: every column.
+    private func keyPrefix(_ shape: RowEncoder.Shape) -> Int? {
+        guard keysOnly else { return nil }
+        return description.keyColumns.map { shape.columns.firstIndex(of: $0) }.reduce(0 as Int?) { last, index in
+            guard let last, let index else { return nil }
+            return max(last, index + 1)
+        }
+    }
+
+    private func collector(_ shape: RowEncoder.Shape, capacity: Int) -> RowEncoder.ColumnCollector {
+        RowEncoder.ColumnCollector(naming: description.naming, shape: shape, prefix: keyPrefix(shape), capacity: capacity)
+    }
+
+    private func collect<E: EntityProtocol>(
+        _ entities: ArraySlice<E>, _ rows: Range<Int>, into collector: RowEncoder.ColumnCollector, _ shape: RowEncoder.Shape
+    ) throws {
+        for index in rows {
+            // A slice encoded ahead in a task is abandoned (cancelled) when the write before it fails.
+            if (index - entities.startIndex) & 1023 == 1023, Task.isCancelled { throw StructPostgresError.from(CancellationError(), sql: nil) }
+            _ = try append(entities, index, to: collector, shape)
+        }
+    }
+
+    /// Appends entity `index`; when the first entity encodes other columns than `shape`, appends nothing and
+    /// returns its row, encoded in full.
+    private func append<E: EntityProtocol>(
+        _ entities: ArraySlice<E>, _ index: Int, to collector: RowEncoder.ColumnCollector, _ shape: RowEncoder.Shape
+    ) throws -> RowEncoder.Row? {
+        if try atIndex(index, { try collector.append(entities[index]) }) { return nil }
+        let row = try encodeInFull(entities, index)
+        guard row.columns == shape.columns else {
+            if index == entities.startIndex { return row }
+            throw StructPostgresError(
+                .unsupportedType, "entity at index \(index) encodes columns \(row.columns) but the first encodes \(shape.columns)",
+                entity: description.entity, table: description.schema.table)
+        }
+        collector.append(values: row.values)
+        return nil
+    }
+
+    private func encodeInFull<E: EntityProtocol>(_ entities: ArraySlice<E>, _ index: Int) throws -> RowEncoder.Row {
+        try atIndex(index) { try encoder.encode(entities[index]) }
+    }
+
+    /// Runs `body`; an error it throws names the entity, the table and the entity's index.
+    private func atIndex<T>(_ index: Int, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch var error as StructPostgresError {
+            error = error.with(entity: description.entity, table: description.schema.table)
+            error.message += " (entity at index \(index))"
+            throw error
+        }
+    }
+}

@@ -1,0 +1,44 @@
+extension EntityWriter {
+    /// Deletes the rows matching `filter` (every row without one) with one statement.
+    func deleteAll<E: EntityProtocol>(_ type: E.Type, filter: Filter?) async throws -> Int {
+        let description = try await session.describe(E.self)
+        var statement = Statement(sql: "DELETE FROM \(description.schema.quotedTable)")
+        try await session.appendWhere(filter, description, &statement)
+        return try await session.tagged(description) { try await session.affectedRows(statement) }
+    }
+
+    /// Deletes the rows with the unique keys of `entities`, with one statement.
+    func delete<E: EntityProtocol>(_ entities: [E]) async throws -> Int {
+        guard !entities.isEmpty else { return 0 }
+        let description = try await session.describe(E.self)
+        let batch = try BatchColumns(entities, description: description, keysOnly: true, inParallel: true)
+        var statement = Statement(sql: "")
+        var parameters: [String] = []
+        for key in description.keyColumns {
+            let column = batch.columns.first { $0.name == key }!
+            let parameter = statement.bind(array: BinaryColumnArray(element: column.arrayType, values: column.values))
+            parameters.append("\(parameter)::\(column.arrayType.sqlName)[]")
+        }
+        let table = description.schema.quotedTable
+        let names = description.keyColumns.map(SQLIdentifier.quote).joined(separator: ", ")
+        let casts = description.keyColumns.map { key in
+            let column = batch.columns.first { $0.name == key }!
+            return "k.\(SQLIdentifier.quote(key))" + (column.needsCast ? "::\(column.info.castName)" : "")
+        }
+        let keys = "unnest(\(parameters.joined(separator: ", "))) AS k(\(names))"
+        let condition: String
+        if batch.columns.contains(where: { $0.values.contains(where: \.isNull) }) {
+            // Only reached for a NULLS NOT DISTINCT key (other nil keys are refused): nil matches NULL, which IN never does.
+            let matches = zip(description.keyColumns, casts).map { "\(table).\(SQLIdentifier.quote($0)) IS NOT DISTINCT FROM \($1)" }
+            condition = "EXISTS (SELECT 1 FROM \(keys) WHERE \(matches.joined(separator: " AND ")))"
+        } else if description.keyColumns.count == 1 {
+            let column = batch.columns.first { $0.name == description.keyColumns[0] }!
+            let list = column.needsCast ? "\(parameters[0])::\(column.info.castName)[]" : parameters[0]
+            condition = "\(names) = ANY(\(list))"
+        } else {
+            condition = "(\(names)) IN (SELECT \(casts.joined(separator: ", ")) FROM \(keys))"
+        }
+        statement.sql = "DELETE FROM \(table) WHERE \(condition)"
+        return try await session.tagged(description) { try await session.affectedRows(statement) }
+    }
+}

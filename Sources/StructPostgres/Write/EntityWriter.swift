@@ -1,0 +1,74 @@
+import PostgresNIO
+
+/// The write layer's entry: writes entities on one session, one statement per table (per chunk of
+/// ``WritePlan/rowsPerStatement`` rows), with the service's upsert cache.
+struct EntityWriter: Sendable {
+    let session: DatabaseSession
+    let cache: UpsertCache
+    let options: UpsertOptions
+
+    /// Writes a batch of one table: `INSERT ... SELECT ... FROM unnest($1::uuid[], ...) ON CONFLICT (key) DO
+    /// UPDATE ...`, or for a single row `INSERT ... VALUES ($1, ...) ON CONFLICT ...`; both are prepared once per
+    /// connection (the server switches to one generic plan after five executions).
+    ///
+    /// A batch of more than ``WritePlan/rowsPerStatement`` rows is sent in chunks (callers run them in one
+    /// transaction). A key repeated in two chunks is written twice, the last one winning, and counted as updated
+    /// rather than merged. A table with a foreign key to itself is always written with one statement: a row may
+    /// reference a later one. `inParallel`: nothing else is encoded meanwhile, so a chunk of
+    /// ``ParallelRows/minimum`` rows or more is encoded on more than one thread.
+    func upsert<E: EntityProtocol>(_ entities: [E], inParallel: Bool) async throws -> UpsertResult {
+        guard WritePlan.slices(entities.count), try await !session.describe(E.self).schema.referencesItself else {
+            return try await upsertChunk(entities[...], inParallel: inParallel)
+        }
+        var total = UpsertResult()
+        for chunk in WritePlan.chunks(entities.count) {
+            total = total + (try await upsertChunk(entities[chunk], inParallel: inParallel))
+        }
+        return total
+    }
+
+    private func upsertChunk<E: EntityProtocol>(_ entities: ArraySlice<E>, inParallel: Bool) async throws -> UpsertResult {
+        guard !entities.isEmpty else { return UpsertResult() }
+        if entities.count == 1,
+           let prepared = cache.singleRowPlan(.init(entity: ObjectIdentifier(E.self), conflict: options.conflict))?
+               .prepare(entities[entities.startIndex], options: options) {
+            return try await send(prepared, E.self)
+        }
+        let description = try await session.describe(E.self)
+        return try await send(try prepare(entities, description: description, inParallel: inParallel), E.self)
+    }
+
+    /// Encodes and checks an upsert (see ``PreparedUpsert/init(_:description:options:cache:inParallel:)``).
+    func prepare<E: EntityProtocol>(
+        _ entities: ArraySlice<E>, description: EntityDescription, inParallel: Bool
+    ) throws -> PreparedUpsert {
+        try PreparedUpsert(entities, description: description, options: options, cache: cache, inParallel: inParallel)
+    }
+
+    /// Sends a prepared upsert; counts what it did.
+    func send<E: EntityProtocol>(_ prepared: PreparedUpsert, _ type: E.Type) async throws -> UpsertResult {
+        let description = prepared.description
+        let rows: [PostgresRow]
+        do {
+            rows = try await session.run(prepared.statement)
+        } catch let error as StructPostgresError {
+            throw UpsertSQL.explainMissingReference(error.with(entity: description.entity, table: description.schema.table), E.self, prepared)
+        }
+        let inserted: Int64
+        let changed: Int64
+        if prepared.rowCount == 1 {
+            inserted = try rows.first?.first?.decode(Bool.self) == true ? 1 : 0
+            changed = Int64(rows.count) - inserted
+        } else {
+            (inserted, changed) = try rows[0].decode((Int64, Int64).self)
+        }
+        var result = UpsertResult(inserted: Int(inserted), merged: prepared.merged)
+        if prepared.options.conflict == .ignore {
+            result.skipped = prepared.rowCount - Int(inserted)
+        } else {
+            result.updated = Int(changed)
+            result.unchanged = prepared.rowCount - Int(inserted) - Int(changed)
+        }
+        return result
+    }
+}

@@ -1,0 +1,62 @@
+/// An upsert encoded and checked, ready to send: what can be done before waiting for the server.
+struct PreparedUpsert: Sendable {
+    let statement: Statement
+    let rowCount: Int
+    let merged: Int
+    /// The encoded columns, in order, and the properties they come from.
+    let columns: [String]
+    let properties: [String]
+    let description: EntityDescription
+    let options: UpsertOptions
+
+    /// Encodes and checks an upsert of `entities`; a single row's makes the plan later single rows of `E` take.
+    /// `inParallel`: a large batch is encoded on more than one thread (see ``BatchColumns``).
+    init<E: EntityProtocol>(
+        _ entities: ArraySlice<E>, description: EntityDescription, options: UpsertOptions, cache: UpsertCache, inParallel: Bool
+    ) throws {
+        let batch = try BatchColumns(entities, description: description, inParallel: inParallel)
+        let shape = UpsertShape(
+            entity: ObjectIdentifier(E.self),
+            columns: batch.columns.map { .init(name: $0.name, wire: $0.arrayType, needsCast: $0.needsCast) },
+            conflict: options.conflict, singleRow: batch.rowCount == 1)
+        let sql = try cache.text(shape) { try UpsertSQL.text(batch, description: description, options: options) }
+        statement = try Self.bind(batch, sql: sql, inParallel: inParallel)
+        rowCount = batch.rowCount
+        merged = batch.merged
+        columns = batch.columns.map(\.name)
+        properties = batch.columns.map(\.property)
+        self.description = description
+        self.options = options
+        if entities.count == 1 {
+            cache.store(SingleRowUpsertPlan(self, batch: batch), for: .init(entity: ObjectIdentifier(E.self), conflict: options.conflict))
+        }
+    }
+
+    /// A single row's upsert prepared by its type's plan.
+    init(statement: Statement, planned plan: SingleRowUpsertPlan, options: UpsertOptions) {
+        self.statement = statement
+        rowCount = 1
+        merged = 0
+        columns = plan.shape.columns
+        properties = plan.shape.properties
+        description = plan.description
+        self.options = options
+    }
+
+    /// The statement `sql` with one parameter per column of `batch`, in order: an array, or for a single row its
+    /// value. `inParallel`: the arrays of a large batch are encoded at once, one column per thread.
+    static func bind(_ batch: BatchColumns, sql: String, inParallel: Bool) throws -> Statement {
+        var statement = Statement(sql: sql, parameters: batch.columns.count)
+        if batch.rowCount == 1 {
+            for column in batch.columns { _ = statement.bind(column.values[0], declaredAs: column.arrayType) }
+            return statement
+        }
+        let arrays = batch.columns.map { BinaryColumnArray(element: $0.arrayType, values: $0.values) }
+        if inParallel, batch.rowCount >= ParallelRows.minimum {
+            for encoded in try ParallelRows.map(arrays.count, { arrays[$0].encoded() }) { _ = statement.bind(array: encoded) }
+        } else {
+            for array in arrays { _ = statement.bind(array: array) }
+        }
+        return statement
+    }
+}

@@ -1,0 +1,52 @@
+import Synchronization
+
+/// What the write layer keeps between calls: upsert statement texts by shape and the plans of single-row
+/// upserts. Both are derived from the catalog, so a plan made from a table layout read before the latest
+/// `forgetSchemaCache()` is not kept.
+final class UpsertCache: Sendable {
+    private let catalog: CatalogCache
+    private let texts = Mutex<[UpsertShape: String]>([:])
+    private let singleRowPlans = Mutex<[SingleRowUpsertPlan.Key: SingleRowUpsertPlan]>([:])
+
+    init(catalog: CatalogCache) { self.catalog = catalog }
+
+    /// The SQL text of an upsert of this shape, built once (quoting and joining names is not free).
+    func text(_ shape: UpsertShape, build: () throws -> String) rethrows -> String {
+        if let known = texts.withLock({ $0[shape] }) { return known }
+        let text = try build()
+        texts.withLock { texts in
+            if texts.count >= PreparedStatementRegistry.capacity { texts.removeAll() }
+            texts[shape] = text
+        }
+        return text
+    }
+
+    func singleRowPlan(_ key: SingleRowUpsertPlan.Key) -> SingleRowUpsertPlan? { singleRowPlans.withLock { $0[key] } }
+
+    func store(_ plan: SingleRowUpsertPlan, for key: SingleRowUpsertPlan.Key) {
+        singleRowPlans.withLock { plans in
+            guard catalog.isCurrent(plan.description.schema) else { return }
+            if plans.count >= PreparedStatementRegistry.capacity, plans[key] == nil { plans.removeAll() }
+            plans[key] = plan
+        }
+    }
+
+    func forget() {
+        texts.withLock { $0.removeAll() }
+        singleRowPlans.withLock { $0.removeAll() }
+    }
+}
+
+/// What an upsert's SQL text depends on: the entity, its encoded columns with their wire types, the conflict rule.
+struct UpsertShape: Hashable, Sendable {
+    struct Column: Hashable, Sendable {
+        let name: String
+        let wire: WireType
+        let needsCast: Bool
+    }
+
+    let entity: ObjectIdentifier
+    let columns: [Column]
+    let conflict: UpsertOptions.Conflict
+    let singleRow: Bool
+}
