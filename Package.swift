@@ -58,6 +58,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
+            name: "FirstProgram",
+            dependencies: ["StructPostgres"],
+            path: "Examples/FirstProgram",
+            exclude: ["migrations"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
             name: "StructPostgresFaultProbe",
             dependencies: ["StructPostgres", .product(name: "PostgresNIO", package: "postgres-nio")],
             path: "Tests/FaultProbe",

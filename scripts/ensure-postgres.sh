@@ -21,6 +21,11 @@ if ! bindir=$(find_bindir); then
     echo "ensure-postgres: no local server programs, using DATABASE_URL" >&2
     exit 0
   fi
+  if ! command -v apt-get >/dev/null 2>&1; then
+    # macOS (Homebrew) and other systems: say what to install rather than guess a package manager.
+    echo "ensure-postgres: PostgreSQL's server programs (initdb, pg_ctl) are not on the PATH: install them (macOS: brew install postgresql@16, then put \$(brew --prefix postgresql@16)/bin on the PATH), or set DATABASE_URL to a server of yours" >&2
+    exit 1
+  fi
   echo "ensure-postgres: installing PostgreSQL (apt-get install -y postgresql)" >&2
   sudo=""
   [ "$(id -u)" -ne 0 ] && sudo="sudo"
@@ -30,7 +35,7 @@ if ! bindir=$(find_bindir); then
 fi
 
 # initdb refuses to run as root: the harness then runs the server as the `postgres` OS user.
-if [ "$(id -u)" -eq 0 ] && ! id postgres >/dev/null 2>&1; then
+if [ "$(id -u)" -eq 0 ] && ! id postgres >/dev/null 2>&1 && command -v useradd >/dev/null 2>&1; then
   useradd --system --home-dir /var/lib/postgresql --shell /bin/bash postgres
 fi
 echo "$bindir"

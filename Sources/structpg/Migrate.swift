@@ -5,7 +5,7 @@ import StructPostgres
 struct Migrate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Apply, revert and inspect migrations.",
-        subcommands: [Up.self, Down.self, Status.self, New.self, Verify.self, Redo.self, Repair.self, Baseline.self])
+        subcommands: [Up.self, Down.self, Status.self, New.self, Verify.self, Redo.self, Repair.self, Baseline.self, Dump.self])
 
     struct Up: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Apply pending migrations, up to the latest or --to.")
@@ -119,9 +119,15 @@ struct Migrate: AsyncParsableCommand {
     }
 
     struct New: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create the next migration file from a template.")
+        static let configuration = CommandConfiguration(
+            abstract: "Create a migration file from a template, named by the current UTC time (or --sequential).",
+            discussion: """
+                A name like 20261125143000_add_isbn.sql does not collide with one made on another branch. \
+                NNNN_ names keep working, and a folder may mix both: versions sort as numbers.
+                """)
         @OptionGroup var options: MigrationOptions
         @Argument(help: "What the migration does, e.g. add_isbn_to_books.") var name: String
+        @Flag(help: "Number the file after the highest version in the folder (0008_name.sql) instead.") var sequential = false
 
         func validate() throws {
             guard Migration.parseFileName("0_\(name).sql") != nil else {
@@ -135,10 +141,7 @@ struct Migrate: AsyncParsableCommand {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
                 let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
                 let versions = names.compactMap { name in Migration.parseFileName(name).map { (name, $0.0) } }
-                let next = (versions.map(\.1).max() ?? 0) + 1
-                let width = max(4, versions.map { $0.0.prefix { $0 != "_" }.count }.max() ?? 4)
-                let digits = String(next)
-                let fileName = String(repeating: "0", count: max(0, width - digits.count)) + digits + "_\(name).sql"
+                let fileName = sequential ? Self.sequentialName(name, after: versions) : Self.timestampName(name, after: versions.map(\.1))
                 let template = """
                     -- migrate:up
 
@@ -146,8 +149,46 @@ struct Migrate: AsyncParsableCommand {
                     -- migrate:down
 
                     """
-                try template.write(to: directory.appendingPathComponent(fileName), atomically: true, encoding: .utf8)
-                print(directory.appendingPathComponent(fileName).path)
+                let url = directory.appendingPathComponent(fileName)
+                guard !FileManager.default.fileExists(atPath: url.path) else {
+                    throw StructPostgresError(.migrationRefused, "\(fileName) exists already")
+                }
+                try template.write(to: url, atomically: true, encoding: .utf8)
+                print(url.path)
+            }
+        }
+
+        /// `20261125143000_name.sql`: now in UTC, or one second after the newest version if that is later.
+        static func timestampName(_ name: String, after versions: [Int64]) -> String {
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = TimeZone(identifier: "UTC")!
+            let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: Date())
+            var version = Int64(parts.year!) * 10_000_000_000 + Int64(parts.month!) * 100_000_000 + Int64(parts.day!) * 1_000_000
+                + Int64(parts.hour!) * 10_000 + Int64(parts.minute!) * 100 + Int64(parts.second!)
+            if let newest = versions.max(), newest >= version { version = newest + 1 }
+            return "\(version)_\(name).sql"
+        }
+
+        /// `0008_name.sql`: one above the highest version, as wide as the widest sequential name.
+        static func sequentialName(_ name: String, after versions: [(String, Int64)]) -> String {
+            let next = (versions.map(\.1).max() ?? 0) + 1
+            let width = max(4, versions.map { $0.0.prefix { $0 != "_" }.count }.max() ?? 4)
+            let digits = String(next)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits + "_\(name).sql"
+        }
+    }
+
+    struct Dump: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write the database's schema as pg_dump --schema-only does (needs pg_dump on the PATH).")
+        @OptionGroup var connection: ConnectionOptions
+        @Option(name: [.customShort("o"), .long], help: "The file to write.") var output = "schema.sql"
+
+        func run() async throws {
+            try await reportingFailures {
+                let settings = try connection.settings()
+                try SchemaDump.write(settings, to: URL(fileURLWithPath: output))
+                print(URL(fileURLWithPath: output).path)
             }
         }
     }

@@ -5,7 +5,9 @@ import StructPostgres
 
 /// Where the database is.
 struct ConnectionOptions: ParsableArguments {
-    @Option(name: .customLong("database-url"), help: "A postgres:// URL. Default: DATABASE_URL, then the PG* variables.")
+    @Option(
+        name: [.customShort("d"), .customLong("database-url")],
+        help: "A postgres:// URL. Default: DATABASE_URL, then the PG* variables (also read from ./.env).")
     var databaseURL: String?
 
     @Flag(name: .long, help: "Log every statement sent.")
@@ -25,7 +27,7 @@ struct ConnectionOptions: ParsableArguments {
 
 /// Where the migrations are and how to run them.
 struct MigrationOptions: ParsableArguments {
-    @Option(name: .customLong("migrations-dir"), help: "The folder of the migration files.")
+    @Option(name: [.customShort("m"), .customLong("migrations-dir")], help: "The folder of the migration files.")
     var migrationsDirectory = "./migrations"
 
     @Option(name: .customLong("history-table"), help: "The table that records applied migrations.")

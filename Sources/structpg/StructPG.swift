@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import StructPostgres
 
 /// `structpg`: the migration runner of StructPostgres.
 @main
@@ -8,14 +9,17 @@ struct StructPG: AsyncParsableCommand {
         commandName: "structpg",
         abstract: "Apply and inspect the SQL migrations of a StructPostgres app.",
         discussion: """
-            Migrations are files named NNNN_name.sql in --migrations-dir, each with a '-- migrate:up' part \
-            and an optional '-- migrate:down' part. The connection comes from --database-url, DATABASE_URL \
-            or libpq's PG* variables. Exit code 0 means success; anything else prints one line on stderr.
+            Migrations are files named VERSION_name.sql in --migrations-dir (VERSION a UTC timestamp or NNNN), \
+            each with a '-- migrate:up' part and an optional '-- migrate:down' part. The connection comes from \
+            --database-url, DATABASE_URL or libpq's PG* variables, also read from ./.env. Exit code 0 means \
+            success; anything else prints one line on stderr.
             """,
-        subcommands: [Migrate.self, Wait.self])
+        version: StructPostgresVersion.current,
+        subcommands: [Migrate.self, Database.self, Wait.self])
 
     /// Like ArgumentParser's, but a bad argument is one line on stderr too, as every other failure.
     static func main() async {
+        DotEnv.load()
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {

@@ -116,7 +116,7 @@ private func count(_ sql: String, _ service: PostgresService) async throws -> In
 
     @Test func newCreatesTheNextFile() async throws {
         try await withCLI(["0007_create.sql": create]) { cli, files, _ in
-            let new = try cli.run("migrate", "new", "add_isbn")
+            let new = try cli.run("migrate", "new", "--sequential", "add_isbn")
             #expect(new.status == 0, "\(new.errors)")
             let path = files.directory.appendingPathComponent("0008_add_isbn.sql").path
             #expect(new.output.trimmingCharacters(in: .whitespacesAndNewlines).hasSuffix("0008_add_isbn.sql"))

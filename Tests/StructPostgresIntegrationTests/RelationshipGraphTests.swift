@@ -97,6 +97,35 @@ func dataStatements(_ log: StatementLog) -> [String] {
         }
     }
 
+    /// A plain fetch loads the configured default: three levels unless set, one query when set to `.none`; each
+    /// level costs one query per relationship, whatever the rows.
+    @Test func aPlainFetchLoadsTheConfiguredDefault() async throws {
+        let graph = makeGraph(stores: 3, booksPerStore: 4, reviewsPerBook: 2, authors: 2)
+        try await withBookstore { service, log in
+            try await service.update(entities: graph)
+            _ = try await service.fetch(StoreModel.self)
+            log.reset()
+            let whole = try await service.fetch(StoreModel.self, sortedBy: [.ascending("brand")])
+            #expect(whole.map(\.books?.count) == graph.map(\.books?.count))
+            #expect(whole[0].books?.first?.author != nil)
+            // stores; books; the books' authors and reviews; the reviews name no user, so level three sends nothing.
+            #expect(dataStatements(log).count == 4, "\(dataStatements(log))")
+        }
+        try await withTables(configure: { $0.defaultLoading = .none }) { service, log in
+            _ = try await Migrator(service: service, migrations: try MigrationSet(directory: repositoryMigrations)).migrate()
+            try await service.update(entities: graph)
+            _ = try await service.fetch(StoreModel.self, loading: .threeLevels)
+            log.reset()
+            let flat = try await service.fetch(StoreModel.self)
+            #expect(flat.count == 3 && flat.allSatisfy { $0.books == nil })
+            #expect(dataStatements(log).count == 1)
+            log.reset()
+            let asked = try await service.fetch(StoreModel.self, loading: .all(depth: 2))
+            #expect(asked.allSatisfy { $0.books?.count == 4 })
+            #expect(dataStatements(log).count == 4, "stores; books; authors and reviews")
+        }
+    }
+
     @Test func anEmptyResultSendsNoRelationshipQueries() async throws {
         try await withBookstore { service, log in
             let none = try await service.fetch(StoreModel.self)

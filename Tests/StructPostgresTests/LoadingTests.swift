@@ -17,7 +17,9 @@ import Testing
         #expect(loading.nested("x")?.nested("y")?.isEmpty == true)
         #expect(loading.nested("x")?.nested("y")?.nested("z") == nil)
         #expect(Loading.none.isEmpty)
-        #expect(Loading.default == .all(depth: 3))
+        #expect(Loading.default.resolved(.threeLevels) == .all(depth: 3))
+        #expect(Loading.default.resolved(.none) == .none)
+        #expect(Loading.default.resolved(.default) == .all(depth: 3))
     }
 
     @Test func unknownNamesAreRefusedWithTheKnownOnes() {

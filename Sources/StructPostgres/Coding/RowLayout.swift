@@ -20,13 +20,28 @@ final class RowLayout: @unchecked Sendable {
     func startRow() { cursor = 0 }
 
     /// The layout of `SELECT <every column in catalog order> ... FROM <the entity's table>`.
-    init(_ description: EntityDescription) {
+    convenience init(_ description: EntityDescription) {
+        self.init(description, indexes: Dictionary(uniqueKeysWithValues: description.schema.columnOrder.enumerated().map { ($1, $0) }))
+    }
+
+    /// The layout of a result whose columns are `columns`, in order (a query of the caller's); a name given twice
+    /// is read from its first column.
+    convenience init(_ description: EntityDescription, columns: [String]) {
+        var indexes: [String: Int] = [:]
+        for (index, name) in columns.enumerated() where indexes[name] == nil { indexes[name] = index }
+        self.init(description, indexes: indexes)
+    }
+
+    private init(_ description: EntityDescription, indexes: [String: Int]) {
         entity = description.entity
         schema = description.schema
         naming = description.naming
-        indexes = Dictionary(uniqueKeysWithValues: description.schema.columnOrder.enumerated().map { ($1, $0) })
+        self.indexes = indexes
         keyColumns = description.keyColumns
     }
+
+    /// A layout of the same result for a second decoder (each decoder learns the order of keys in its own).
+    func copy(_ description: EntityDescription) -> RowLayout { RowLayout(description, indexes: indexes) }
 
     func column(for key: some CodingKey) -> String {
         if let known = columnForKey[key.stringValue] { return known }

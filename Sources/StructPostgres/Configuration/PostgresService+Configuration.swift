@@ -17,6 +17,9 @@ extension PostgresService {
         /// that does not keep a server connection per client connection, such as PgBouncer in transaction mode
         /// before 1.21: every statement is then parsed and planned each time it is sent.
         public var preparesStatements = true
+        /// What a fetch that names no ``Loading`` loads (``Loading/default``): every relationship to three levels
+        /// unless set. `.none` makes every plain fetch one query.
+        public var defaultLoading: Loading = .threeLevels
 
         public init(
             connection: ConnectionSettings, pool: PoolOptions = .init(),

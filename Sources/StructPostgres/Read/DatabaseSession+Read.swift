@@ -55,6 +55,16 @@ extension DatabaseSession {
         return decoded
     }
 
+    /// Runs a query of the caller's and decodes each row into an `E`, matching columns by name; a property without a
+    /// column of the result fails as it does on a fetch.
+    func decoded<E: EntityProtocol>(_ type: E.Type, query: PostgresQuery) async throws -> [E] {
+        let description = try await describe(E.self)
+        var statement = Statement(sql: query.sql)
+        statement.bindings = query.binds
+        let cells = try await tagged(description) { try await runCells(statement) }
+        return try Self.decodeAll(E.self, cells, layout: RowLayout(description, columns: cells.names), description: description)
+    }
+
     /// Every row of `cells` as an `E`, in order. A large result is decoded in two halves at once, each with its
     /// own decoder; an error is the one of the first bad row, as when decoding in order.
     static func decodeAll<E: EntityProtocol>(
@@ -64,7 +74,7 @@ extension DatabaseSession {
             return try decodeRows(0..<cells.count, RowDecoder(layout: layout, cells: cells), as: E.self)
         }
         let (first, second) = try ParallelRows.halves(0..<cells.count) { rows in
-            try decodeRows(rows, RowDecoder(layout: rows.lowerBound == 0 ? layout : RowLayout(description), cells: cells), as: E.self)
+            try decodeRows(rows, RowDecoder(layout: rows.lowerBound == 0 ? layout : layout.copy(description), cells: cells), as: E.self)
         }
         return first + second
     }

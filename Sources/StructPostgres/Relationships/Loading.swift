@@ -1,6 +1,12 @@
 /// Which relationships a fetch loads into the fetched entities' ``Related`` slots, and how deep.
 /// Each relationship costs one query per level, whatever the number of rows (`WHERE key = ANY($1)`).
 ///
+/// A fetch that names none loads ``default``: the service's
+/// ``PostgresService/Configuration-swift.struct/defaultLoading``, every relationship to three levels unless you
+/// configure another. Ported code reads related models in `toModel()` as Core Data's faults let it, so a plain
+/// fetch returns the graph whole; a server whose hot paths want one query sets `defaultLoading = .none` once
+/// and asks for relationships where it reads them.
+///
 /// ```swift
 /// let stores = try await service.fetch(StoreModel.self, loading: .only("books.author", "books.reviews"))
 /// let flat = try await service.fetch(BookModel.self, loading: .none)
@@ -9,15 +15,21 @@ public struct Loading: Sendable, Equatable {
     private enum Mode: Sendable, Equatable {
         case all(depth: Int)
         case paths([String: Loading])
+        /// The service's configured default.
+        case configured
     }
 
     private let mode: Mode
 
-    /// Every relationship, and theirs, down to `depth` levels. ``default`` is `all(depth: 3)`.
+    /// Every relationship, and theirs, down to `depth` levels.
     public static func all(depth: Int) -> Loading { Loading(mode: .all(depth: max(0, depth))) }
 
-    /// Every relationship to three levels: a store's books, their authors and reviews, the reviews' users.
-    public static let `default` = all(depth: 3)
+    /// The service's ``PostgresService/Configuration-swift.struct/defaultLoading``; unless configured, every
+    /// relationship to three levels: a store's books, their authors and reviews, the reviews' users.
+    public static let `default` = Loading(mode: .configured)
+
+    /// What ``default`` stands for when nothing else is configured.
+    public static let threeLevels = all(depth: 3)
 
     /// No relationship: slots stay unloaded.
     public static let none = all(depth: 0)
@@ -44,8 +56,15 @@ public struct Loading: Sendable, Equatable {
         return tree
     }
 
+    /// This loading, with ``default`` replaced by `configured` (itself ``threeLevels`` if it is ``default``).
+    func resolved(_ configured: Loading) -> Loading {
+        guard mode == .configured else { return self }
+        return configured.mode == .configured ? .threeLevels : configured
+    }
+
     var isEmpty: Bool {
         switch mode {
+        case .configured: Self.threeLevels.isEmpty
         case .all(let depth): depth == 0
         case .paths(let tree): tree.isEmpty
         }
@@ -54,6 +73,7 @@ public struct Loading: Sendable, Equatable {
     /// What to load below relationship `name`, or `nil` if `name` is not loaded.
     func nested(_ name: String) -> Loading? {
         switch mode {
+        case .configured: Self.threeLevels.nested(name)
         case .all(let depth): depth > 0 ? .all(depth: depth - 1) : nil
         case .paths(let tree): tree[name]
         }

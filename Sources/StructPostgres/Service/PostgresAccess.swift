@@ -78,6 +78,20 @@ extension PostgresAccess {
         try await operationPath.query(query)
     }
 
+    /// Runs a query of yours (values interpolated into it are bound, never spliced) and decodes each row into a
+    /// model, matching the result's columns to the entity's by name: for the query the API does not cover.
+    /// Relationships are not loaded.
+    ///
+    /// ```swift
+    /// let top: [BookModel] = try await service.fetch(BookModel.self, sql: """
+    ///     SELECT b.* FROM books b JOIN reviews r ON r.book_id = b.uuid
+    ///     GROUP BY b.uuid HAVING count(*) >= \(minimum) ORDER BY count(*) DESC
+    ///     """)
+    /// ```
+    public func fetch<Model: EntityConvertible>(_ type: Model.Type, sql query: PostgresQuery) async throws -> [Model] {
+        try await operationPath.fetch(type, query: query)
+    }
+
     /// Runs SQL text as it is, statement by statement: no parameters; statements end with `;`. For DDL and scripts.
     public func execute(unsafeSQL sql: String) async throws {
         try await operationPath.execute(unsafeSQL: sql)

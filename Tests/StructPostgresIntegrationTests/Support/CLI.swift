@@ -36,13 +36,15 @@ struct CLI {
         try Self.process(Array(arguments) + ["--migrations-dir", migrations.path], environment: ["DATABASE_URL": databaseURL]).0
     }
 
-    static func run(_ arguments: [String], environment: [String: String], binary: URL = binary) throws -> Result {
-        let (process, out, err) = try process(arguments, environment: environment, binary: binary)
+    static func run(_ arguments: [String], environment: [String: String], binary: URL = binary, in directory: URL? = nil) throws -> Result {
+        let (process, out, err) = try process(arguments, environment: environment, binary: binary, in: directory)
         process.waitUntilExit()
         return Result(status: process.terminationStatus, output: read(out), errors: read(err))
     }
 
-    static func process(_ arguments: [String], environment: [String: String], binary: URL = binary) throws -> (Process, URL, URL) {
+    static func process(
+        _ arguments: [String], environment: [String: String], binary: URL = binary, in directory: URL? = nil
+    ) throws -> (Process, URL, URL) {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("structpg-out-\(UUID().uuidString)")
         let err = FileManager.default.temporaryDirectory.appendingPathComponent("structpg-err-\(UUID().uuidString)")
         _ = FileManager.default.createFile(atPath: out.path, contents: nil)
@@ -50,6 +52,7 @@ struct CLI {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
+        if let directory { process.currentDirectoryURL = directory }
         var env = ProcessInfo.processInfo.environment
         for key in env.keys where key.hasPrefix("PG") || key == "DATABASE_URL" { env[key] = nil }
         process.environment = env.merging(environment) { $1 }

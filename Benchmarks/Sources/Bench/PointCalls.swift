@@ -1,0 +1,51 @@
+import Foundation
+import PostgresNIO
+import StructPostgres
+
+/// `--only P`: the point calls of W2 and W3 alone, many times, for a profiler (with `--profile`, one contender runs).
+/// Hand-written code holds one connection; prints each contender's p50 and client CPU per call. Not in the default
+/// run: W2 and W3 measure the same calls, interleaved.
+extension Bench {
+    func pointCalls() async throws {
+        let (books, reviews, calls) = (options.books, options.reviews, options.singles * 5)
+        try await seed(books: books, reviews: reviews)
+        let contenders = [Contender.handWritten, .library].filter { options.profiled == nil || options.profiled == $0 }
+        var latencies: [Contender: [Double]] = [:]
+        var cpu: [Contender: Double] = [:]
+        var upserts: [Contender: [Double]] = [:]
+        var upsertCPU: [Contender: Double] = [:]
+        try await hand.client.withConnection { connection in
+            for contender in contenders {
+                let start = CPUTime.now(server: false)
+                for call in -50..<calls {
+                    let book = BenchData.uuid(2, (max(call, 0) * 7_919) % books)
+                    let seconds = try await Report.seconds {
+                        switch contender {
+                        case .handWritten: _ = try await hand.reviews(of: book, on: connection)
+                        default: _ = try await service.fetch(BenchReview.self, where: .equal("bookID", book), sortedBy: [.ascending("createdAt")])
+                        }
+                    }
+                    if call >= 0 { latencies[contender, default: []].append(seconds * 1_000_000) }
+                }
+                cpu[contender] = (CPUTime.now(server: false) - start).client / Double(calls + 50) * 1_000_000
+                let upsertStart = CPUTime.now(server: false)
+                for call in -50..<calls {
+                    let book = BenchData.book(max(call, 0) % books, authors: options.authors, version: call & 1 + 5)
+                    let seconds = try await Report.seconds {
+                        switch contender {
+                        case .handWritten: try await hand.upsertOne(book, on: connection)
+                        default: try await service.update(entities: [book])
+                        }
+                    }
+                    if call >= 0 { upserts[contender, default: []].append(seconds * 1_000_000) }
+                }
+                upsertCPU[contender] = (CPUTime.now(server: false) - upsertStart).client / Double(calls + 50) * 1_000_000
+            }
+        }
+        for contender in contenders {
+            let (queries, writes) = (latencies[contender]!.sorted(), upserts[contender]!.sorted())
+            say("P point query \(contender.rawValue): p50 \(Int(queries[queries.count / 2])) µs, client CPU \(Int(cpu[contender]!)) µs per call")
+            say("P single upsert \(contender.rawValue): p50 \(Int(writes[writes.count / 2])) µs, client CPU \(Int(upsertCPU[contender]!)) µs per call")
+        }
+    }
+}

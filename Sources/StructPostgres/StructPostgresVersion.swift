@@ -1,0 +1,4 @@
+/// The version of StructPostgres (semantic versioning; before 1.0 a minor version may change the API).
+public enum StructPostgresVersion {
+    public static let current = "0.1.0"
+}

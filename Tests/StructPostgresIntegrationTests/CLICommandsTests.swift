@@ -1,0 +1,117 @@
+import Foundation
+import StructPostgres
+import StructPostgresTesting
+import Testing
+
+private let authors = """
+    -- migrate:up
+    CREATE TABLE authors (uuid uuid PRIMARY KEY, name text NOT NULL);
+
+    -- migrate:down
+    DROP TABLE authors;
+    """
+
+/// What dbmate and sqlx users expect of `structpg`: version, short flags, `db create`/`drop`, `migrate dump`,
+/// `.env`, timestamped migration names.
+@Suite(.serialized) struct CLICommandsTests {
+    @Test func versionAndShortFlags() async throws {
+        let version = try CLI.run(["--version"], environment: [:])
+        #expect(version.status == 0)
+        #expect(version.output.trimmingCharacters(in: .whitespacesAndNewlines) == StructPostgresVersion.current)
+        try await withCLI(["0001_authors.sql": authors]) { cli, files, service in
+            let up = try CLI.run(["migrate", "up", "-d", cli.databaseURL, "-m", files.directory.path], environment: [:])
+            #expect(up.status == 0, "\(up.errors)")
+            #expect(up.output.contains("Applied 0001_authors.sql"))
+            #expect(try await service.query("SELECT to_regclass('authors') IS NOT NULL")[0].decode(Bool.self))
+        }
+    }
+
+    @Test func dbCreateAndDropNameTheDatabaseAndRefuseAnExistingOne() async throws {
+        let admin = try await TestDatabase.create()
+        var settings = admin.settings
+        settings.database = "structpg_cli_\(UUID().uuidString.prefix(8).lowercased())"
+        let url = admin.url.replacingOccurrences(of: "/\(admin.settings.database)?", with: "/\(settings.database)?")
+        #expect(url != admin.url)
+        let create = try CLI.run(["db", "create", "-d", url], environment: [:])
+        #expect(create.status == 0, "\(create.errors)")
+        #expect(create.output.contains("Created database \(settings.database)"))
+        let again = try CLI.run(["db", "create", "-d", url], environment: [:])
+        #expect(again.status == 1)
+        #expect(again.errors.contains("database \"\(settings.database)\" already exists"), "\(again.errors)")
+        #expect(again.errors.contains("[SQLSTATE 42P04]"))
+        let drop = try CLI.run(["db", "drop", "-d", url], environment: [:])
+        #expect(drop.status == 0, "\(drop.errors)")
+        let missing = try CLI.run(["db", "drop", "-d", url], environment: [:])
+        #expect(missing.status == 1)
+        #expect(missing.errors.contains("does not exist"), "\(missing.errors)")
+        let tolerated = try CLI.run(["db", "drop", "--if-exists", "-d", url], environment: [:])
+        #expect(tolerated.status == 0, "\(tolerated.errors)")
+        try await admin.drop()
+    }
+
+    @Test(.enabled(if: hasPgDump, "pg_dump is not on the PATH"))
+    func dumpWritesTheSchema() async throws {
+        try await withCLI(["0001_authors.sql": authors]) { cli, files, _ in
+            #expect(try cli.run("migrate", "up").status == 0)
+            let output = files.directory.appendingPathComponent("schema.sql")
+            let dump = try CLI.run(["migrate", "dump", "-d", cli.databaseURL, "-o", output.path], environment: [:])
+            #expect(dump.status == 0, "\(dump.errors)")
+            let schema = try String(contentsOf: output, encoding: .utf8)
+            #expect(schema.contains("CREATE TABLE public.authors"))
+            #expect(!schema.contains("ALTER TABLE public.authors OWNER"), "--no-owner")
+        }
+    }
+
+    @Test func dotEnvSuppliesTheDatabaseURL() async throws {
+        try await withCLI(["0001_authors.sql": authors]) { cli, files, _ in
+            let project = FileManager.default.temporaryDirectory.appendingPathComponent("project-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: project, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: project) }
+            try "# local settings\nexport DATABASE_URL='\(cli.databaseURL)'\nOTHER=1 # a comment\n"
+                .write(to: project.appendingPathComponent(".env"), atomically: true, encoding: .utf8)
+            let up = try CLI.run(["migrate", "up", "-m", files.directory.path], environment: [:], in: project)
+            #expect(up.status == 0, "\(up.errors)")
+            #expect(up.output.contains("Applied 0001_authors.sql"))
+            let overridden = try CLI.run(
+                ["migrate", "status", "-m", files.directory.path], environment: ["DATABASE_URL": "postgres://nobody@127.0.0.1:1/none"], in: project)
+            #expect(overridden.status == 1, "a variable already set wins over .env")
+        }
+    }
+
+    /// `migrate new` names files by UTC time; a folder mixing such names with `NNNN_` ones applies in version order.
+    @Test func timestampNamesAndSequentialNamesApplyInOrder() async throws {
+        try await withCLI(["0001_authors.sql": authors]) { cli, files, service in
+            let new = try cli.run("migrate", "new", "add_books")
+            #expect(new.status == 0, "\(new.errors)")
+            let created = URL(fileURLWithPath: new.output.trimmingCharacters(in: .whitespacesAndNewlines)).lastPathComponent
+            #expect(created.wholeMatch(of: /20[0-9]{12}_add_books\.sql/) != nil, "\(created)")
+            let version = String(created.prefix(14))
+            try files.write(created, """
+                -- migrate:up
+                CREATE TABLE books (uuid uuid PRIMARY KEY, author_id uuid NOT NULL REFERENCES authors (uuid));
+
+                -- migrate:down
+                DROP TABLE books;
+                """)
+            let second = try cli.run("migrate", "new", "add_reviews")
+            let next = URL(fileURLWithPath: second.output.trimmingCharacters(in: .whitespacesAndNewlines)).lastPathComponent
+            #expect(next > created, "a second file made in the same second still sorts after the first")
+            try files.write(next, """
+                -- migrate:up
+                CREATE TABLE reviews (uuid uuid PRIMARY KEY, book_id uuid NOT NULL REFERENCES books (uuid));
+
+                -- migrate:down
+                DROP TABLE reviews;
+                """)
+            let up = try cli.run("migrate", "up")
+            #expect(up.status == 0, "\(up.errors)")
+            let order = up.output.split(separator: "\n").filter { $0.hasPrefix("Applied") }.map { $0.split(separator: " ")[1] }
+            #expect(order == ["0001_authors.sql", Substring(created), Substring(next)])
+            let versions = try await service.query("SELECT version FROM structpg_migrations ORDER BY applied_at, version")
+            #expect(try versions.map { try $0.decode(Int64.self) } == [1, Int64(version)!, Int64(next.prefix(14))!])
+        }
+    }
+}
+
+private let hasPgDump = ProcessInfo.processInfo.environment["PATH"]?.split(separator: ":")
+    .contains { FileManager.default.isExecutableFile(atPath: "\($0)/pg_dump") } ?? false
