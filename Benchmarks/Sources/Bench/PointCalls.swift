@@ -9,7 +9,7 @@ extension Bench {
     func pointCalls() async throws {
         let (books, reviews, calls) = (options.books, options.reviews, options.singles * 5)
         try await seed(books: books, reviews: reviews)
-        let contenders = [Contender.handWritten, .library].filter { options.profiled == nil || options.profiled == $0 }
+        let contenders: [Contender] = [.handWritten, .library].filter { options.profiled == nil || options.profiled == $0 }
         var latencies: [Contender: [Double]] = [:]
         var cpu: [Contender: Double] = [:]
         var upserts: [Contender: [Double]] = [:]

@@ -21,7 +21,7 @@ final class RowLayout: @unchecked Sendable {
 
     /// The layout of `SELECT <every column in catalog order> ... FROM <the entity's table>`.
     convenience init(_ description: EntityDescription) {
-        self.init(description, indexes: Dictionary(uniqueKeysWithValues: description.schema.columnOrder.enumerated().map { ($1, $0) }))
+        self.init(description, indexes: description.schema.columnIndexes)
     }
 
     /// The layout of a result whose columns are `columns`, in order (a query of the caller's); a name given twice

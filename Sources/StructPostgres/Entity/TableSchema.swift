@@ -61,6 +61,10 @@ struct TableSchema: Sendable {
     var referencesItself: Bool { foreignKeys.contains { $0.referencedTable == oid } }
     let columns: [String: Column]
     let columnOrder: [String]
+    /// `SELECT <every column in catalog order> FROM <table>`, built once: every fetch starts with it.
+    let selectAll: String
+    /// Each column's position in ``columnOrder``: the result layout of ``selectAll``.
+    let columnIndexes: [String: Int]
     /// A unique index (or the primary key) of whole columns.
     struct UniqueKey: Sendable {
         let columns: [String]
@@ -70,6 +74,16 @@ struct TableSchema: Sendable {
 
     /// The table's unique indexes (the primary key included).
     let uniqueKeys: [UniqueKey]
+
+    init(table: String, quotedTable: String, columns: [String: Column], columnOrder: [String], uniqueKeys: [UniqueKey]) {
+        self.table = table
+        self.quotedTable = quotedTable
+        self.columns = columns
+        self.columnOrder = columnOrder
+        self.uniqueKeys = uniqueKeys
+        selectAll = "SELECT \(columnOrder.map(SQLIdentifier.quote).joined(separator: ", ")) FROM \(quotedTable)"
+        columnIndexes = Dictionary(uniqueKeysWithValues: columnOrder.enumerated().map { ($1, $0) })
+    }
 
     func hasUniqueIndex(on key: [String]) -> Bool {
         uniqueKeys.contains { Set($0.columns) == Set(key) }

@@ -1,7 +1,7 @@
 extension OperationPath {
     func fetch<Model: EntityConvertible>(_ type: Model.Type, _ request: FetchRequest, loading: Loading) async throws -> [Model] {
         try await perform(Operation(.fetch, Model.Entity.self)) { session in
-            try await session.fetchGraph(Model.Entity.self, request, loading: loading.resolved(runtime.configuration.defaultLoading))
+            try await session.fetchGraph(Model.Entity.self, request, loading: loading.resolved(runtime.defaultLoading))
                 .map { try $0.toModel() }
         }
     }

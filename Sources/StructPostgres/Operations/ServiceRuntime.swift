@@ -8,12 +8,15 @@ final class ServiceRuntime: Sendable {
     let pool: ConnectionPool
     let sessions: SessionContext
     let upserts: UpsertCache
+    /// What a fetch naming no ``Loading`` loads (read per fetch: kept apart from the configuration's copy).
+    let defaultLoading: Loading
 
     init(configuration: PostgresService.Configuration) throws {
         self.configuration = configuration
         pool = try ConnectionPool(settings: configuration.connection, options: configuration.pool, logger: configuration.logger)
         sessions = SessionContext(configuration: configuration, canceller: pool.canceller)
         upserts = UpsertCache(catalog: sessions.catalog)
+        defaultLoading = configuration.defaultLoading
     }
 
     var logger: Logger { configuration.logger }

@@ -10,7 +10,11 @@ extension DatabaseSession {
     /// The relationships that keys go through or name, resolved (their tables read from the catalog).
     private func relationships(along keys: [String], from root: EntityDescription) async throws -> [String: ResolvedRelationship] {
         var resolved: [String: ResolvedRelationship] = [:]
-        for key in keys {
+        let throughRelationships = keys.filter { key in
+            key.utf8.contains(UInt8(ascii: ".")) || root.relationships.contains { $0.name == key }
+        }
+        guard !throughRelationships.isEmpty else { return resolved }
+        for key in throughRelationships {
             var description = root
             for name in key.split(separator: ".").map(String.init) {
                 guard let info = description.relationships.first(where: { $0.name == name }) else { break }

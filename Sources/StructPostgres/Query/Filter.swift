@@ -33,7 +33,12 @@ public struct Filter: Sendable {
         /// with the pattern anchored at both ends; its syntax is POSIX with Perl's extensions, close to ICU's).
         case matches
 
-        var isStringOperator: Bool { [.beginsWith, .endsWith, .contains, .like, .matches].contains(self) }
+        var isStringOperator: Bool {
+            switch self {
+            case .beginsWith, .endsWith, .contains, .like, .matches: true
+            case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual: false
+            }
+        }
     }
 
     /// How a to-many key path is quantified: `ANY books.price > 10`.

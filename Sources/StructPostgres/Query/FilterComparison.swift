@@ -126,9 +126,9 @@ struct FilterComparison {
         guard let wire = value.wireType else { return }
         // Ported Core Data models often keep uuids as strings: a string that is a UUID may meet a uuid column.
         let isUUIDText = if case .text(let text) = value { base == "uuid" && UUID(uuidString: text) != nil } else { false }
+        let isJSON = base == "jsonb" || base == "json"
         let fits = column.accepts(
-            wire, text: column.isStringLike || column.category == "E" || ["jsonb", "json"].contains(base) || column.isArray || isUUIDText,
-            json: ["jsonb", "json"].contains(base))
+            wire, text: column.isStringLike || column.category == "E" || isJSON || column.isArray || isUUIDText, json: isJSON)
         guard fits else {
             throw invalid("a \(Self.describe(value)) cannot be compared with column '\(column.name)' (\(column.typeName))")
         }

@@ -98,6 +98,11 @@ struct FilterSQL {
     /// The SQL reading `key` in `scope`: a column, a scalar subquery through to-one relationships, or `@count`
     /// of a to-many relationship (a correlated `count(*)`) or of an array column (its length).
     private mutating func key(_ key: String, _ scope: Scope) throws -> FilterComparison.Operand {
+        // Most keys name a column: no relationship to look through.
+        if !key.utf8.contains(UInt8(ascii: ".")), !scope.description.relationships.contains(where: { $0.name == key }) {
+            let column = try scope.description.column(for: key)
+            return .init(sql: "\(scope.qualifier).\(q(column))", column: scope.description.schema.columns[column]!, description: scope.description)
+        }
         let segments = key.split(separator: ".", maxSplits: 1).map(String.init)
         if segments.count == 2, segments[1] == "@count",
            let column = try? scope.description.column(for: segments[0]),

@@ -27,9 +27,7 @@ extension DatabaseSession {
     /// `SELECT <every column> FROM table WHERE ... ORDER BY ... LIMIT ... OFFSET ...`.
     func selectStatement<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest) async throws -> (Statement, EntityDescription) {
         let description = try await describe(E.self)
-        let columns = description.schema.columnOrder
-        var statement = Statement(
-            sql: "SELECT \(columns.map(SQLIdentifier.quote).joined(separator: ", ")) FROM \(description.schema.quotedTable)")
+        var statement = Statement(sql: description.schema.selectAll)
         try await appendWhere(request.filter, description, &statement)
         if !request.sort.isEmpty {
             statement.sql += " ORDER BY " + (try request.sort.map { try $0.sql(for: description) }).joined(separator: ", ")
