@@ -3,7 +3,8 @@
 # Uses DATABASE_URL when set; otherwise the tests start a throwaway cluster themselves.
 # STRUCTPG_SCRATCH_PATH moves the build folder (docker compose uses it to keep the host's apart).
 # With arguments, runs `swift test` once with them (e.g. scripts/test.sh --filter UpsertTests). Without, runs
-# every suite in parallel except those that time cancellation and pool waits, which then run one test at a time
+# every suite in parallel except those that time cancellation, pool waits and TLS handshakes, which then run one
+# test at a time
 # so that a loaded machine does not stretch the times they assert.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +16,6 @@ swift build "${scratch[@]}" --build-tests
 if [ $# -gt 0 ]; then
   exec swift test "${scratch[@]}" --skip-build "$@"
 fi
-timed='CancellationTests|ConnectionTests'
+timed='CancellationTests|ConnectionTests|TLSTests'
 swift test "${scratch[@]}" --skip-build --skip "$timed"
 swift test "${scratch[@]}" --skip-build --filter "$timed" --no-parallel

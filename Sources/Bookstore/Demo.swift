@@ -14,10 +14,7 @@ struct Demo {
             + "\(written.linked) books shelved, \(written.unlinked) taken off")
         try await service.update(entities: Catalog.reviews)
 
-        try await service.update(entities: [Catalog.added])
-        print("Added a review; The Hobbit has \(try await reviews(of: Catalog.hobbit).count) reviews")
-        try await service.delete(entities: [Catalog.added])
-        print("Removed it; The Hobbit has \(try await reviews(of: Catalog.hobbit).count) reviews")
+        try await showLiveReviews()
 
         try await importFixtures()
         try await printStores()
@@ -40,9 +37,26 @@ struct Demo {
         }
     }
 
-    /// The reviews of one book, newest first: a fetch through the back reference.
-    private func reviews(of book: BookModel) async throws -> [ReviewModel] {
-        try await service.fetch(ReviewModel.self, where: .equal("bookID", book.uuid), sortedBy: [.descending("createdAt")], limit: 50)
+    /// A live view of The Hobbit's reviews (`observe`: a fresh list after each committed change, over the triggers
+    /// of migration 0003), while this task adds a review and removes it.
+    private func showLiveReviews() async throws {
+        let (shown, show) = AsyncStream<Int>.makeStream()
+        let view = Task { [service] in
+            let reviews = service.observe(
+                ReviewModel.self, where: "bookID == %@", Catalog.hobbit.uuid, sortedBy: [.descending("createdAt")], loading: .none)
+            for try await list in reviews {
+                print("Live: The Hobbit has \(list.count) reviews, the newest: \"\(list.first?.content ?? "")\"")
+                show.yield(list.count)
+            }
+        }
+        var lists = shown.makeAsyncIterator()
+        _ = await lists.next()  // the current list
+        try await service.update(entities: [Catalog.added])
+        _ = await lists.next()
+        try await service.delete(entities: [Catalog.added])
+        _ = await lists.next()
+        view.cancel()
+        try await view.value
     }
 
     /// One fetch: stores, their books, the books' authors and reviews, the reviews' users: a query each.

@@ -15,7 +15,7 @@ struct StructPG: AsyncParsableCommand {
             success; anything else prints one line on stderr.
             """,
         version: StructPostgresVersion.current,
-        subcommands: [Migrate.self, Database.self, Wait.self])
+        subcommands: [Migrate.self, Database.self, Observe.self, Wait.self])
 
     /// Like ArgumentParser's, but a bad argument is one line on stderr too, as every other failure.
     static func main() async {

@@ -12,10 +12,14 @@ import Testing
         try await database.drop()
         let (first, second) = try runs.map { ($0[0], $0[1]) }.get()
         #expect(first.status == 0, "\(first.errors)")
-        #expect(first.output.contains("Migrations applied: 0001_create_bookstore.sql, 0002_user_invitations.sql"))
+        #expect(first.output.contains("Migrations applied: 0001_create_bookstore.sql, 0002_user_invitations.sql, 0003_observe_reviews.sql"))
         #expect(first.output.contains("Wrote stores, books and authors: 9 inserted, 0 updated, 0 unchanged, 5 books shelved, 0 taken off"))
-        #expect(first.output.contains("Added a review; The Hobbit has 3 reviews"))
-        #expect(first.output.contains("Removed it; The Hobbit has 2 reviews"))
+        // The live view: the current list, then a fresh one after the review is added and after it is removed.
+        #expect(first.output.contains("""
+            Live: The Hobbit has 2 reviews, the newest: "Second breakfast!"
+            Live: The Hobbit has 3 reviews, the newest: "Read it twice."
+            Live: The Hobbit has 2 reviews, the newest: "Second breakfast!"
+            """))
         #expect(first.output.contains("""
             Safari
               Dune by Frank Herbert, 15.00

@@ -1,4 +1,5 @@
 import Foundation
+import PostgresNIO
 import StructPostgres
 import StructPostgresTesting
 import Testing
@@ -75,6 +76,24 @@ private let authors = """
             let overridden = try CLI.run(
                 ["migrate", "status", "-m", files.directory.path], environment: ["DATABASE_URL": "postgres://nobody@127.0.0.1:1/none"], in: project)
             #expect(overridden.status == 1, "a variable already set wins over .env")
+        }
+    }
+
+    /// `observe add` writes a migration installing the change-notification triggers; applied, the table is observable.
+    @Test func observeAddWritesAMigrationThatInstallsTheTriggers() async throws {
+        try await withCLI(["0001_authors.sql": authors]) { cli, files, service in
+            let add = try cli.run("observe", "add", "authors")
+            #expect(add.status == 0, "\(add.errors)")
+            let file = URL(fileURLWithPath: add.output.trimmingCharacters(in: .whitespacesAndNewlines))
+            #expect(file.lastPathComponent.wholeMatch(of: /20[0-9]{12}_observe_authors\.sql/) != nil, "\(file.lastPathComponent)")
+            #expect(try String(contentsOf: file, encoding: .utf8).contains("SELECT structpg_observe('\"authors\"');"))
+            #expect(try cli.run("migrate", "up").status == 0)
+            let triggers = "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'authors'::regclass AND tgname LIKE 'structpg_notify_%'"
+            #expect(try await service.query(PostgresQuery(unsafeSQL: triggers))[0].decode(Int64.self) == 4)
+            #expect(try cli.run("migrate", "down").status == 0, "the down part removes them")
+            #expect(try await service.query(PostgresQuery(unsafeSQL: triggers))[0].decode(Int64.self) == 0)
+            let none = try cli.run("observe", "add")
+            #expect(none.status != 0)
         }
     }
 

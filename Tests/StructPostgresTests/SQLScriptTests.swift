@@ -46,4 +46,10 @@ import Testing
         let statements = SQLScript.split(#"SELECT CASE WHEN true THEN 'a' ELSE'C:\'; SELECT 2;"#)
         #expect(statements.map(\.sql) == [#"SELECT CASE WHEN true THEN 'a' ELSE'C:\'"#, "SELECT 2"])
     }
+
+    @Test func parameterPlaceholdersAreCountedOutsideQuotesAndComments() {
+        #expect(SQLScript.parameterCount("SELECT 1") == 0)
+        #expect(SQLScript.parameterCount("SELECT * FROM t WHERE a = $1 AND b = $12") == 12)
+        #expect(SQLScript.parameterCount("SELECT '$3', \"$4\", $$ $5 $$, price$6 FROM t -- $7\n/* $8 */ WHERE a = $2") == 2)
+    }
 }

@@ -20,6 +20,9 @@ extension PostgresService {
         /// What a fetch that names no ``Loading`` loads (``Loading/default``): every relationship to three levels
         /// unless set. `.none` makes every plain fetch one query.
         public var defaultLoading: Loading = .threeLevels
+        /// How long the listening connection of observers (``PostgresService/observe(_:where:sortedBy:limit:loading:)-(_,Filter?,_,_,_)``)
+        /// keeps trying to reconnect after it is lost before observers receive the error.
+        public var listenerReconnectTimeout: Duration = .seconds(60)
 
         public init(
             connection: ConnectionSettings, pool: PoolOptions = .init(),

@@ -10,13 +10,19 @@ final class ServiceRuntime: Sendable {
     let upserts: UpsertCache
     /// What a fetch naming no ``Loading`` loads (read per fetch: kept apart from the configuration's copy).
     let defaultLoading: Loading
+    /// The one listening connection, opened when the first observer needs it.
+    let listener: ChangeListener
 
     init(configuration: PostgresService.Configuration) throws {
         self.configuration = configuration
-        pool = try ConnectionPool(settings: configuration.connection, options: configuration.pool, logger: configuration.logger)
+        let pool = try ConnectionPool(settings: configuration.connection, options: configuration.pool, logger: configuration.logger)
+        self.pool = pool
         sessions = SessionContext(configuration: configuration, canceller: pool.canceller)
         upserts = UpsertCache(catalog: sessions.catalog)
         defaultLoading = configuration.defaultLoading
+        listener = ChangeListener(reconnectPatience: configuration.listenerReconnectTimeout, logger: configuration.logger) {
+            try await pool.settings.connect(timeout: pool.connectTimeout, logger: pool.logger)
+        }
     }
 
     var logger: Logger { configuration.logger }

@@ -10,6 +10,13 @@ struct SQLScript {
         var sql: String
         /// The 1-based line of the script where the statement starts.
         var line: Int
+        /// The highest parameter placeholder (`$3`) outside quotes and comments; 0 without any.
+        var parameters = 0
+    }
+
+    /// The highest parameter placeholder of `sql` outside quotes and comments: how many values it takes.
+    static func parameterCount(_ sql: String) -> Int {
+        split(sql).map(\.parameters).max() ?? 0
     }
 
     static func split(_ script: String) -> [Statement] {
@@ -19,6 +26,7 @@ struct SQLScript {
         var line = 1
         var startLine = 1
         var hasContent = false
+        var parameters = 0
         var i = 0
 
         func append(_ scalar: Unicode.Scalar) {
@@ -27,9 +35,10 @@ struct SQLScript {
         }
         func finish() {
             let text = String(current).trimmingCharacters(in: .whitespacesAndNewlines)
-            if hasContent && !text.isEmpty { statements.append(Statement(sql: text, line: startLine)) }
+            if hasContent && !text.isEmpty { statements.append(Statement(sql: text, line: startLine, parameters: parameters)) }
             current = String.UnicodeScalarView()
             hasContent = false
+            parameters = 0
         }
         func peek(_ offset: Int) -> Unicode.Scalar? { i + offset < chars.count ? chars[i + offset] : nil }
         // Words outside quotes, to follow `BEGIN ATOMIC` bodies, whose `;` belong to the function.
@@ -112,6 +121,16 @@ struct SQLScript {
                         append(chars[i]); i += 1
                     }
                 } else {
+                    // `$3` is a parameter unless the `$` continues an identifier (`price$1`).
+                    if i == 0 || !isWordCharacter(chars[i - 1]) {
+                        var number = 0
+                        var next = i + 1
+                        while next < chars.count, let digit = chars[next].properties.numericType == .decimal ? Int(String(chars[next])) : nil {
+                            number = number * 10 + digit
+                            next += 1
+                        }
+                        parameters = max(parameters, number)
+                    }
                     append(c); i += 1
                 }
             default:

@@ -34,6 +34,7 @@ public final class PostgresService: PostgresAccess, Service {
     /// that keep connections leased between calls (a call then takes one without a round through the pool).
     public func run() async throws {
         await runtime.pool.run()
+        runtime.listener.stop()
     }
 
     /// Starts a service, runs `body` with it, and stops it, also when `body` throws.

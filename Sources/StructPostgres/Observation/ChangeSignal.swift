@@ -1,0 +1,65 @@
+import Synchronization
+
+/// Tells an observer that something it reads changed, coalescing: however many notifications arrive while it
+/// fetches, one wait returns afterwards. A failure is kept until the observer waits.
+final class ChangeSignal: Sendable {
+    private struct State {
+        var pending = false
+        var failure: StructPostgresError?
+        var waiter: CheckedContinuation<Void, any Error>?
+    }
+
+    private let state = Mutex(State())
+
+    func notify() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            guard let waiter = state.waiter else {
+                state.pending = true
+                return nil
+            }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume()
+    }
+
+    func fail(_ error: StructPostgresError) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            state.failure = error
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(throwing: error)
+    }
+
+    /// Returns once something changed since the last wait returned; throws the failure, or `CancellationError`
+    /// when the task is cancelled.
+    func wait() async throws {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                enum Now { case ready, failed(StructPostgresError), later }
+                let now = state.withLock { state -> Now in
+                    if let failure = state.failure { return .failed(failure) }
+                    if state.pending {
+                        state.pending = false
+                        return .ready
+                    }
+                    if Task.isCancelled { return .failed(StructPostgresError.from(CancellationError(), sql: nil)) }
+                    state.waiter = continuation
+                    return .later
+                }
+                switch now {
+                case .ready: continuation.resume()
+                case .failed(let error): continuation.resume(throwing: error)
+                case .later: break
+                }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume(throwing: CancellationError())
+        }
+    }
+}

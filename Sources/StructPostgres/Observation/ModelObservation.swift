@@ -1,0 +1,110 @@
+/// The result of a fetch, again after every committed change of a table it reads: the current result first, then
+/// a fresh one after each transaction that changed the model's table or a loaded relationship's.
+///
+/// Notifications come from the triggers of ``ChangeNotifications`` over the service's one listening connection.
+/// While a fetch runs, further changes are coalesced into one more fetch, so a burst of commits causes a few
+/// fetches, and the last result is always the final state. After a lost listening connection the service
+/// reconnects and fetches again (a change made meanwhile is not missed); the error reaches the loop only when
+/// reconnecting gives up. Cancelling the consuming task ends the sequence and stops listening on channels
+/// nobody else observes.
+///
+/// ```swift
+/// for try await reviews in service.observe(ReviewModel.self, where: "bookID == %@", book.uuid,
+///                                          sortedBy: [.descending("createdAt")]) {
+///     await socket.send(reviews)
+/// }
+/// ```
+public struct ModelObservation<Model: EntityConvertible>: AsyncSequence, Sendable {
+    public typealias Element = [Model]
+
+    let path: OperationPath
+    let request: FetchRequest
+    let loading: Loading
+
+    public func makeAsyncIterator() -> Iterator { Iterator(observation: self) }
+
+    public struct Iterator: AsyncIteratorProtocol {
+        private let observation: ModelObservation
+        private var subscription: ObservationSubscription?
+        private var finished = false
+
+        init(observation: ModelObservation) { self.observation = observation }
+
+        public mutating func next() async throws -> [Model]? {
+            guard !finished else { return nil }
+            do {
+                if let subscription {
+                    try await subscription.signal.wait()
+                } else {
+                    subscription = try await ObservationSubscription(observation.path, Model.Entity.self, loading: observation.loading)
+                }
+                return try await observation.path.fetch(Model.self, observation.request, loading: observation.loading)
+            } catch where error is CancellationError || Task.isCancelled {
+                end()
+                return nil
+            } catch {
+                end()
+                throw error
+            }
+        }
+
+        private mutating func end() {
+            finished = true
+            subscription = nil
+        }
+    }
+}
+
+extension ModelObservation where Model: Equatable {
+    /// The same results, without one equal to the result before it.
+    ///
+    /// ```swift
+    /// for try await books in service.observe(BookModel.self, loading: .none).removingDuplicates() { render(books) }
+    /// ```
+    public func removingDuplicates() -> DistinctResults<Model> { DistinctResults(observation: self) }
+}
+
+/// The results of an observation, each different from the one before it.
+public struct DistinctResults<Model: EntityConvertible & Equatable>: AsyncSequence, Sendable {
+    public typealias Element = [Model]
+    let observation: ModelObservation<Model>
+
+    public func makeAsyncIterator() -> Iterator { Iterator(base: observation.makeAsyncIterator()) }
+
+    public struct Iterator: AsyncIteratorProtocol {
+        var base: ModelObservation<Model>.Iterator
+        var last: [Model]?
+
+        public mutating func next() async throws -> [Model]? {
+            while let result = try await base.next() {
+                if result != last {
+                    last = result
+                    return result
+                }
+            }
+            return nil
+        }
+    }
+}
+
+/// An observer's subscription to the channels of the tables it reads; unsubscribed when released.
+final class ObservationSubscription: Sendable {
+    let signal = ChangeSignal()
+    private let listener: ChangeListener
+    private let id: Int
+
+    init<E: EntityProtocol>(_ path: OperationPath, _ type: E.Type, loading: Loading) async throws {
+        let tables = ObservedTables.of(TargetInfo(E.self), loading: loading.resolved(path.runtime.defaultLoading))
+        let channels = try await path.perform(Operation(.fetch, E.self)) { try await $0.notificationChannels(tables, entity: "\(E.self)") }
+        listener = path.runtime.listener
+        let signal = self.signal
+        id = try await listener.subscribe(channels) { event in
+            switch event {
+            case .notification, .resumed: signal.notify()
+            case .failed(let error): signal.fail(error)
+            }
+        }
+    }
+
+    deinit { listener.unsubscribe(id) }
+}

@@ -1,0 +1,38 @@
+/// The tables a fetch reads: the model's own, and those of the relationships it loads (join tables included).
+enum ObservedTables {
+    static func of(_ info: TargetInfo, loading: Loading) -> [String] {
+        var tables = [info.table]
+        func walk(_ relationships: [RelationshipInfo], _ loading: Loading) {
+            for relationship in relationships {
+                guard let nested = loading.nested(relationship.name) else { continue }
+                if case .through(let table, _, _, _) = relationship.kind { tables.append(table) }
+                tables.append(relationship.target.table)
+                walk(relationship.target.relationships(), nested)
+            }
+        }
+        walk(info.relationships(), loading)
+        var seen = Set<String>()
+        return tables.filter { seen.insert($0).inserted }
+    }
+}
+
+extension DatabaseSession {
+    /// The notification channel of each table, checking that its triggers are installed.
+    /// - Throws: `invalidConfiguration` naming a table without them and how to install them.
+    func notificationChannels(_ tables: [String], entity: String) async throws -> Set<String> {
+        var channels = Set<String>()
+        for table in tables {
+            let schema = try await schema(of: table, entity: entity)
+            var check = Statement(sql: ChangeNotifications.installedSQL)
+            _ = check.bind(.int8(schema.oid))
+            guard try await run(check).first?.decode(Bool.self) == true else {
+                throw StructPostgresError(
+                    .invalidConfiguration,
+                    "table '\(table)' has no change notifications: install them with a migration (`structpg observe add \(table)` writes one) or `service.installChangeNotifications(on: [\"\(table)\"])`",
+                    entity: entity, table: table)
+            }
+            channels.insert(ChangeNotifications.channel(oid: schema.oid))
+        }
+        return channels
+    }
+}

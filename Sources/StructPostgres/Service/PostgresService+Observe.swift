@@ -1,0 +1,48 @@
+extension PostgresService {
+    /// The models matching `filter`, now and again after every committed change of a table the fetch reads (see
+    /// ``ModelObservation``). The tables need the triggers of ``ChangeNotifications``.
+    ///
+    /// - Throws: (from the first iteration) `invalidConfiguration` naming a table without the triggers and how
+    ///   to install them.
+    public func observe<Model: EntityConvertible>(
+        _ type: Model.Type, where filter: Filter? = nil, sortedBy sort: [SortKey] = [], limit: Int? = nil,
+        loading: Loading = .default
+    ) -> ModelObservation<Model> {
+        ModelObservation(path: operationPath, request: FetchRequest(filter: filter, sort: sort, limit: limit), loading: loading)
+    }
+
+    /// The models matching an NSPredicate format string, now and after every change. A malformed format string
+    /// fails the first iteration.
+    public func observe<Model: EntityConvertible>(
+        _ type: Model.Type, where format: String, _ arguments: (any Encodable & Sendable)?...,
+        sortedBy sort: [SortKey] = [], limit: Int? = nil, loading: Loading = .default
+    ) -> ModelObservation<Model> {
+        let filter: Filter
+        do {
+            filter = try Filter(format: format, arguments: arguments)
+        } catch {
+            filter = Filter(node: .invalid(StructPostgresError.from(error, sql: nil)))
+        }
+        return observe(type, where: filter, sortedBy: sort, limit: limit, loading: loading)
+    }
+
+    /// The models matching a typed filter, now and after every change.
+    public func observe<Model: EntityConvertible>(
+        _ type: Model.Type, where filter: EntityFilter<Model.Entity>, sortedBy sort: [SortKey] = [], limit: Int? = nil,
+        loading: Loading = .default
+    ) -> ModelObservation<Model> {
+        observe(type, where: filter.filter, sortedBy: sort, limit: limit, loading: loading)
+    }
+
+    /// Every change announced for `tables` (names as in ``EntityProtocol/table``), as it arrives.
+    public func changes(in tables: [String]) -> TableChanges {
+        TableChanges(path: operationPath, tables: tables)
+    }
+
+    /// Installs the triggers of ``ChangeNotifications`` on `tables`, for code that sets up its own schema; an app
+    /// with migrations installs them in one (`structpg observe add books reviews` writes it).
+    public func installChangeNotifications(on tables: [String]) async throws {
+        try await execute(unsafeSQL: ChangeNotifications.installSQL(tables: tables))
+        forgetSchemaCache()
+    }
+}
