@@ -43,7 +43,8 @@ struct Demo {
         let (shown, show) = AsyncStream<Int>.makeStream()
         let view = Task { [service] in
             let reviews = service.observe(
-                ReviewModel.self, where: "bookID == %@", Catalog.hobbit.uuid, sortedBy: [.descending("createdAt")], loading: .none)
+                ReviewModel.self, where: "bookID == %@", Catalog.hobbit.uuid, sortedBy: [.descending("createdAt")], loading: .none
+            ).removingDuplicates()
             for try await list in reviews {
                 print("Live: The Hobbit has \(list.count) reviews, the newest: \"\(list.first?.content ?? "")\"")
                 show.yield(list.count)

@@ -12,10 +12,11 @@ struct Observe: AsyncParsableCommand {
             abstract: "Write a migration that installs change-notification triggers on TABLES.")
         @OptionGroup var options: MigrationOptions
         @Argument(help: "The tables, e.g. books reviews (schema-qualified where needed: inventory.books).") var tables: [String]
+        @Flag(help: "Notifications also carry the changed rows' count and primary keys (costs every write more).") var keys = false
 
         func run() async throws {
             try await reportingFailures {
-                print(try writeMigration(named: "observe", tables: tables, text: ChangeNotifications.migration(tables: tables), options))
+                print(try writeMigration(named: "observe", tables: tables, text: ChangeNotifications.migration(tables: tables, keys: keys), options))
             }
         }
     }

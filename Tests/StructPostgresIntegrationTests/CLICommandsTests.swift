@@ -88,10 +88,14 @@ private let authors = """
             #expect(file.lastPathComponent.wholeMatch(of: /20[0-9]{12}_observe_authors\.sql/) != nil, "\(file.lastPathComponent)")
             #expect(try String(contentsOf: file, encoding: .utf8).contains("SELECT structpg_observe('\"authors\"');"))
             #expect(try cli.run("migrate", "up").status == 0)
-            let triggers = "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'authors'::regclass AND tgname LIKE 'structpg_notify_%'"
-            #expect(try await service.query(PostgresQuery(unsafeSQL: triggers))[0].decode(Int64.self) == 4)
+            let triggers = "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'authors'::regclass AND tgname LIKE 'structpg_notify%'"
+            #expect(try await service.query(PostgresQuery(unsafeSQL: triggers))[0].decode(Int64.self) == 1)
             #expect(try cli.run("migrate", "down").status == 0, "the down part removes them")
             #expect(try await service.query(PostgresQuery(unsafeSQL: triggers))[0].decode(Int64.self) == 0)
+            let withKeys = try cli.run("observe", "add", "--keys", "authors")
+            #expect(withKeys.status == 0, "\(withKeys.errors)")
+            #expect(try cli.run("migrate", "up").status == 0)
+            #expect(try await service.query(PostgresQuery(unsafeSQL: triggers))[0].decode(Int64.self) == 4, "one per operation, with transition tables")
             let none = try cli.run("observe", "add")
             #expect(none.status != 0)
         }

@@ -220,7 +220,8 @@ where S.Element == [Model] {
     }
 
     @Test func changesGivesTheTableTheOperationAndTheKeys() async throws {
-        try await withNotes { service in
+        try await withTables(Self.notes) { service, _ in
+            try await service.installChangeNotifications(on: ["notes"], keys: true)
             let events = Mutex<[ChangeEvent]>([])
             let reader = Task {
                 for try await event in service.changes(in: ["notes"]) { events.withLock { $0.append(event) } }
@@ -244,6 +245,23 @@ where S.Element == [Model] {
                 .change(TableChange(table: "public.notes", operation: .delete, rowCount: 1, keys: [notes[0].uuid.uuidString.lowercased()])),
                 .change(TableChange(table: "public.notes", operation: .truncate, rowCount: nil, keys: nil)),
             ])
+        }
+    }
+}
+
+extension ObservationTests {
+    /// Installed without keys (the default), a notification names the table and the operation only.
+    @Test func withoutKeysAChangeNamesTableAndOperation() async throws {
+        try await withNotes { service in
+            let events = Mutex<[ChangeEvent]>([])
+            let reader = Task {
+                for try await event in service.changes(in: ["notes"]) { events.withLock { $0.append(event) } }
+            }
+            for _ in 0..<500 where service.runtime.listener.channelCount == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            try await service.execute(unsafeSQL: "DELETE FROM notes")
+            for _ in 0..<500 where events.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(10)) }
+            reader.cancel()
+            #expect(events.withLock { $0 } == [.change(TableChange(table: "public.notes", operation: .delete, rowCount: nil, keys: nil))])
         }
     }
 }

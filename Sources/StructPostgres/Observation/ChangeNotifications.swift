@@ -1,10 +1,11 @@
 /// The SQL that makes PostgreSQL announce committed changes of a table, which ``PostgresService/observe(_:where:sortedBy:limit:loading:)-(_,Filter?,_,_,_)``
 /// and ``PostgresService/changes(in:)`` listen to.
 ///
-/// Statement-level triggers call `pg_notify` on the channel `structpg_<table oid>` with a JSON payload: the table,
-/// the operation, how many rows changed, and the changed rows' primary keys when there are at most
-/// ``keysPerNotification`` of them. `NOTIFY` is delivered only when the transaction commits, so rolled-back work
-/// announces nothing, and a statement that changed no row (an upsert whose rows were already as given) sends none.
+/// Statement-level triggers call `pg_notify` on the channel `structpg_<table oid>` with a JSON payload: the table
+/// and the operation. Installed with keys, the triggers read the statement's transition tables and add how many
+/// rows changed and their primary keys (when there are at most ``keysPerNotification`` of them), and a statement
+/// that changed no row (an upsert whose rows were already as given) sends nothing. `NOTIFY` is delivered only when
+/// the transaction commits, so rolled-back work announces nothing.
 ///
 /// Install it for chosen tables in a migration (`structpg observe add books reviews` writes one) or from code
 /// that sets up its own schema (``PostgresService/installChangeNotifications(on:)``).
@@ -16,41 +17,54 @@ public enum ChangeNotifications {
     public static let functionsSQL = """
         CREATE OR REPLACE FUNCTION structpg_notify_change() RETURNS trigger LANGUAGE plpgsql AS $structpg$
         DECLARE
-            changed bigint;
+            changed bigint := -1;
             keys jsonb;
-            payload text;
         BEGIN
-            IF TG_OP = 'TRUNCATE' THEN
-                changed := -1;
-            ELSIF TG_OP = 'DELETE' THEN
-                EXECUTE format('SELECT count(*), (SELECT jsonb_agg(k) FROM (SELECT to_jsonb(o) -> %L AS k FROM old_rows o LIMIT \(keysPerNotification + 1)) s) FROM old_rows', TG_ARGV[0])
-                    INTO changed, keys;
-            ELSE
-                EXECUTE format('SELECT count(*), (SELECT jsonb_agg(k) FROM (SELECT to_jsonb(n) -> %L AS k FROM new_rows n LIMIT \(keysPerNotification + 1)) s) FROM new_rows', TG_ARGV[0])
-                    INTO changed, keys;
-            END IF;
-            IF changed = 0 THEN
+            IF TG_ARGV[0] = '-' THEN
+                -- Installed without keys: no transition tables to read.
+                PERFORM pg_notify('structpg_' || TG_RELID,
+                    json_build_object('table', TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME, 'op', TG_OP)::text);
                 RETURN NULL;
             END IF;
-            IF TG_ARGV[0] = '' OR changed > \(keysPerNotification) THEN
+            -- Static SQL: PL/pgSQL plans it once per table the trigger is on.
+            IF TG_OP = 'INSERT' OR TG_OP = 'UPDATE' THEN
+                SELECT count(*) INTO changed FROM new_rows;
+                IF changed = 0 THEN
+                    RETURN NULL;
+                END IF;
+                IF changed <= \(keysPerNotification) AND TG_ARGV[0] <> '' THEN
+                    SELECT jsonb_agg(to_jsonb(n) -> TG_ARGV[0]) INTO keys FROM new_rows n;
+                END IF;
+            ELSIF TG_OP = 'DELETE' THEN
+                SELECT count(*) INTO changed FROM old_rows;
+                IF changed = 0 THEN
+                    RETURN NULL;
+                END IF;
+                IF changed <= \(keysPerNotification) AND TG_ARGV[0] <> '' THEN
+                    SELECT jsonb_agg(to_jsonb(o) -> TG_ARGV[0]) INTO keys FROM old_rows o;
+                END IF;
+            END IF;
+            IF octet_length(keys::text) > 7500 THEN
                 keys := NULL;
             END IF;
-            payload := jsonb_build_object('table', TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME, 'op', TG_OP, 'rows', changed, 'keys', keys)::text;
-            IF octet_length(payload) > 7900 THEN
-                payload := jsonb_build_object('table', TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME, 'op', TG_OP, 'rows', changed)::text;
-            END IF;
-            PERFORM pg_notify('structpg_' || TG_RELID::oid::text, payload);
+            PERFORM pg_notify('structpg_' || TG_RELID,
+                json_build_object('table', TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME, 'op', TG_OP, 'rows', changed, 'keys', keys)::text);
             RETURN NULL;
         END
         $structpg$;
 
-        CREATE OR REPLACE FUNCTION structpg_observe(target regclass) RETURNS void LANGUAGE plpgsql AS $structpg$
+        DROP FUNCTION IF EXISTS structpg_observe(regclass);
+        CREATE OR REPLACE FUNCTION structpg_observe(target regclass, with_keys boolean DEFAULT false) RETURNS void LANGUAGE plpgsql AS $structpg$
         DECLARE
             key text := coalesce((
                 SELECT min(a.attname::text) FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
                 WHERE i.indrelid = target AND i.indisprimary AND i.indnkeyatts = 1), '');
         BEGIN
             PERFORM structpg_unobserve(target);
+            IF NOT with_keys THEN
+                EXECUTE format('CREATE TRIGGER structpg_notify AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION structpg_notify_change(%L)', target, '-');
+                RETURN;
+            END IF;
             EXECUTE format('CREATE TRIGGER structpg_notify_insert AFTER INSERT ON %s REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION structpg_notify_change(%L)', target, key);
             EXECUTE format('CREATE TRIGGER structpg_notify_update AFTER UPDATE ON %s REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION structpg_notify_change(%L)', target, key);
             EXECUTE format('CREATE TRIGGER structpg_notify_delete AFTER DELETE ON %s REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION structpg_notify_change(%L)', target, key);
@@ -60,6 +74,7 @@ public enum ChangeNotifications {
 
         CREATE OR REPLACE FUNCTION structpg_unobserve(target regclass) RETURNS void LANGUAGE plpgsql AS $structpg$
         BEGIN
+            EXECUTE format('DROP TRIGGER IF EXISTS structpg_notify ON %s', target);
             EXECUTE format('DROP TRIGGER IF EXISTS structpg_notify_insert ON %s', target);
             EXECUTE format('DROP TRIGGER IF EXISTS structpg_notify_update ON %s', target);
             EXECUTE format('DROP TRIGGER IF EXISTS structpg_notify_delete ON %s', target);
@@ -69,9 +84,12 @@ public enum ChangeNotifications {
         """
 
     /// The SQL that installs the triggers on `tables` (names as in ``EntityProtocol/table``, optionally
-    /// schema-qualified), the functions included.
-    public static func installSQL(tables: [String]) -> String {
-        functionsSQL + "\n\n" + tables.map { "SELECT structpg_observe(\(SQLLiteral.quote(SQLIdentifier.quoteQualified($0))));" }.joined(separator: "\n")
+    /// schema-qualified), the functions included. `keys`: notifications also carry the changed rows' count and
+    /// primary keys, read from transition tables, which costs every write of the table more (see *Observing changes*).
+    public static func installSQL(tables: [String], keys: Bool = false) -> String {
+        functionsSQL + "\n\n" + tables.map {
+            "SELECT structpg_observe(\(SQLLiteral.quote(SQLIdentifier.quoteQualified($0)))\(keys ? ", with_keys => true" : ""));"
+        }.joined(separator: "\n")
     }
 
     /// The SQL that removes the triggers from `tables` (the functions stay: other tables may use them).
@@ -80,15 +98,15 @@ public enum ChangeNotifications {
     }
 
     /// A migration file's text that installs the triggers on `tables`, and removes them in its down part.
-    public static func migration(tables: [String]) -> String {
-        "-- migrate:up\n\(installSQL(tables: tables))\n\n-- migrate:down\n\(uninstallSQL(tables: tables))\n"
+    public static func migration(tables: [String], keys: Bool = false) -> String {
+        "-- migrate:up\n\(installSQL(tables: tables, keys: keys))\n\n-- migrate:down\n\(uninstallSQL(tables: tables))\n"
     }
 
     /// The channel a table's changes are announced on.
     static func channel(oid: Int64) -> String { "structpg_\(oid)" }
 
     /// Whether the table with `oid` has the triggers installed.
-    static let installedSQL = "SELECT count(*) = 4 FROM pg_trigger WHERE tgrelid = $1::oid AND tgname LIKE 'structpg_notify_%'"
+    static let installedSQL = "SELECT count(*) > 0 FROM pg_trigger WHERE tgrelid = $1::oid AND tgname LIKE 'structpg\\_notify%'"
 }
 
 /// A string literal for SQL text.

@@ -32,6 +32,10 @@ final class ChangeSignal: Sendable {
         waiter?.resume(throwing: error)
     }
 
+    /// Forgets changes announced so far: a fetch about to start includes them (a transaction's notifications come
+    /// together, one per statement and operation).
+    func clear() { state.withLock { $0.pending = false } }
+
     /// Returns once something changed since the last wait returned; throws the failure, or `CancellationError`
     /// when the task is cancelled.
     func wait() async throws {

@@ -18,6 +18,7 @@ public struct ModelObservation<Model: EntityConvertible>: AsyncSequence, Sendabl
     public typealias Element = [Model]
 
     let path: OperationPath
+    let registry: ObservationRegistry
     let request: FetchRequest
     let loading: Loading
 
@@ -25,34 +26,52 @@ public struct ModelObservation<Model: EntityConvertible>: AsyncSequence, Sendabl
 
     public struct Iterator: AsyncIteratorProtocol {
         private let observation: ModelObservation
-        private var subscription: ObservationSubscription?
+        private var membership: Membership?
+        private var results: AsyncStream<SharedObservation<Model>.Delivery>.Iterator?
         private var finished = false
 
         init(observation: ModelObservation) { self.observation = observation }
 
         public mutating func next() async throws -> [Model]? {
             guard !finished else { return nil }
-            do {
-                if let subscription {
-                    try await subscription.signal.wait()
-                } else {
-                    subscription = try await ObservationSubscription(observation.path, Model.Entity.self, loading: observation.loading)
+            if results == nil {
+                do {
+                    let key = try await ObservationKey.of(Model.Entity.self, observation.request, loading: observation.loading, on: observation.path)
+                    let shared = observation.registry.observation(key, of: Model.self)
+                    let (id, stream) = shared.join(observation.path, observation.request, loading: observation.loading)
+                    membership = Membership { shared.leave(id) }
+                    results = stream.makeAsyncIterator()
+                } catch {
+                    finished = true
+                    if Task.isCancelled { return nil }
+                    throw error
                 }
-                return try await observation.path.fetch(Model.self, observation.request, loading: observation.loading)
-            } catch where error is CancellationError || Task.isCancelled {
-                end()
-                return nil
-            } catch {
+            }
+            switch await results!.next(isolation: #isolation) {
+            case .success(let models)?:
+                return models
+            case .failure(let error)?:
                 end()
                 throw error
+            case nil:
+                end()
+                return nil
             }
         }
 
         private mutating func end() {
             finished = true
-            subscription = nil
+            results = nil
+            membership = nil
         }
     }
+}
+
+/// An observer's place in a shared observation, left when released.
+final class Membership: Sendable {
+    private let leave: @Sendable () -> Void
+    init(leave: @escaping @Sendable () -> Void) { self.leave = leave }
+    deinit { leave() }
 }
 
 extension ModelObservation where Model: Equatable {

@@ -9,10 +9,11 @@ public struct TableChange: Sendable, Equatable {
     /// The table, schema-qualified (`public.books`).
     public var table: String
     public var operation: Operation
-    /// How many rows the statement changed; `nil` for `TRUNCATE`.
+    /// How many rows the statement changed; `nil` for `TRUNCATE` and for triggers installed without keys.
     public var rowCount: Int?
-    /// The changed rows' primary keys as text, when the table has a one-column primary key and the statement
-    /// changed at most ``ChangeNotifications/keysPerNotification`` rows; otherwise `nil`.
+    /// The changed rows' primary keys as text, when the triggers were installed with keys, the table has a
+    /// one-column primary key and the statement changed at most ``ChangeNotifications/keysPerNotification`` rows;
+    /// otherwise `nil`.
     public var keys: [String]?
 
     public init(table: String, operation: Operation, rowCount: Int?, keys: [String]?) {

@@ -11,8 +11,8 @@
 /// let stores = try await service.fetch(StoreModel.self, loading: .only("books.author", "books.reviews"))
 /// let flat = try await service.fetch(BookModel.self, loading: .none)
 /// ```
-public struct Loading: Sendable, Equatable {
-    private enum Mode: Sendable, Equatable {
+public struct Loading: Sendable, Hashable {
+    private enum Mode: Sendable, Hashable {
         case all(depth: Int)
         case paths([String: Loading])
         /// The service's configured default.

@@ -8,7 +8,8 @@ extension PostgresService {
         _ type: Model.Type, where filter: Filter? = nil, sortedBy sort: [SortKey] = [], limit: Int? = nil,
         loading: Loading = .default
     ) -> ModelObservation<Model> {
-        ModelObservation(path: operationPath, request: FetchRequest(filter: filter, sort: sort, limit: limit), loading: loading)
+        ModelObservation(
+            path: operationPath, registry: observations, request: FetchRequest(filter: filter, sort: sort, limit: limit), loading: loading)
     }
 
     /// The models matching an NSPredicate format string, now and after every change. A malformed format string
@@ -41,8 +42,11 @@ extension PostgresService {
 
     /// Installs the triggers of ``ChangeNotifications`` on `tables`, for code that sets up its own schema; an app
     /// with migrations installs them in one (`structpg observe add books reviews` writes it).
-    public func installChangeNotifications(on tables: [String]) async throws {
-        try await execute(unsafeSQL: ChangeNotifications.installSQL(tables: tables))
+    ///
+    /// - Parameter keys: notifications also carry the changed rows' count and primary keys
+    ///   (``TableChange/keys``), at a cost to every write of the tables.
+    public func installChangeNotifications(on tables: [String], keys: Bool = false) async throws {
+        try await execute(unsafeSQL: ChangeNotifications.installSQL(tables: tables, keys: keys))
         forgetSchemaCache()
     }
 }

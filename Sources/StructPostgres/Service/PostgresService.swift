@@ -22,6 +22,8 @@ public final class PostgresService: PostgresAccess, Service {
     public let configuration: Configuration
     let runtime: ServiceRuntime
     public let operationPath: OperationPath
+    /// The observations running, shared by query.
+    let observations = ObservationRegistry()
 
     /// Creates the service; no connection is opened until ``run()`` runs and a call needs one.
     public init(configuration: Configuration) throws {
