@@ -14,7 +14,7 @@ extension RegisteredTable {
 final class TableEntities<Entity: EntityProtocol>: RegisteredTable {
     var entities: [Entity] = []
     /// Whether `Entity` has a relationship through a join table, whose sets registering an entity collects.
-    let writesJoinTables = Entity.relationships.contains(where: \.writesJoinTable)
+    let writesJoinTables = Entity.relationships.contains { $0.writesJoinTable }
 }
 
 /// The sources whose join-table set of one relationship was assigned in a unit of work.

@@ -6,6 +6,10 @@ extension OperationPath {
         if WritePlan.slices(models.count) {
             return try await performAtomically(operation) { try await writer($0, options).writeInSlices(models) }
         }
+        // A server's most frequent write: one model, nothing else registered; no unit of work to build.
+        if models.count == 1, let entity = try UnitOfWork.flatEntity(of: models[0]) {
+            return try await perform(operation) { try await writer($0, options).upsert([entity], inParallel: false) }
+        }
         return try await write(try UnitOfWork.convert(models[...], inParallel: true), operation, options: options)
     }
 

@@ -14,6 +14,17 @@ enum UnitOfWork {
         return first
     }
 
+    /// The entity of `model` when converting it registered nothing else and assigned no join-table set: then it is
+    /// written alone, as the unit of work of ``convert(_:inParallel:)`` would write it.
+    static func flatEntity<Model: EntityConvertible>(of model: Model) throws -> Model.Entity? {
+        let context = EntityContext()
+        let entity = try model.toEntity(context: context)
+        guard context.isEmpty, !Model.Entity.relationships.contains(where: { $0.writesJoinTable && $0.isAssigned(entity) }) else {
+            return nil
+        }
+        return entity
+    }
+
     /// The entities of `models`, for a delete: converted without keeping what they register.
     static func entities<Model: EntityConvertible>(_ models: [Model]) throws -> [Model.Entity] {
         func convert(_ rows: Range<Int>) throws -> [Model.Entity] {
