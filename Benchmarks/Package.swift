@@ -12,6 +12,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/vapor/fluent-kit", exact: "1.57.0"),
         .package(url: "https://github.com/vapor/fluent-postgres-driver", exact: "2.14.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", exact: "1.7.3"),
+        .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
     ],
     targets: [
         .executableTarget(
@@ -23,6 +25,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "FluentKit", package: "fluent-kit"),
                 .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

@@ -1,4 +1,6 @@
+import CoreMetrics
 import Logging
+import Tracing
 
 extension PostgresService {
     /// Everything a ``PostgresService`` needs: where to connect, the pool, logging and retries.
@@ -23,6 +25,13 @@ extension PostgresService {
         /// How long the listening connection of observers (``PostgresService/observe(_:where:sortedBy:limit:loading:)-(_,Filter?,_,_,_)``)
         /// keeps trying to reconnect after it is lost before observers receive the error.
         public var listenerReconnectTimeout: Duration = .seconds(60)
+        /// The tracer of the service's spans; `nil` takes `InstrumentationSystem.tracer` (what the app bootstrapped)
+        /// at each operation. See the *Observability* article.
+        public var tracer: (any Tracer)?
+        /// Where the service's metrics go; `nil` takes `MetricsSystem.factory` (what the app bootstrapped).
+        public var metricsFactory: (any MetricsFactory)?
+        /// Put each statement's parameterized SQL in its span's `db.query.text` (on by default; bound values never).
+        public var tracesQueryText = true
 
         public init(
             connection: ConnectionSettings, pool: PoolOptions = .init(),

@@ -38,6 +38,8 @@ extension ConnectionPool {
                     return .idle
                 }
                 for kept in closed { kept.released.signal() }
+                reportUsage()
+                defer { reportUsage() }
                 switch claim {
                 case .kept(let kept):
                     return try await useKept(kept, body)
@@ -132,6 +134,7 @@ extension ConnectionPool {
             waiting = false
         }
         defer { stopWaiting() }
+        let askedAt = ContinuousClock.now
         let handoff = AsyncStream<PostgresConnection>.makeStream()
         let release = ReleaseSignal()
         let timeout = options.acquireTimeout
@@ -168,6 +171,7 @@ extension ConnectionPool {
                 return try await race.next() ?? .failed
             }
             stopWaiting()
+            telemetry.recordWait(ContinuousClock.now - askedAt)
             switch outcome {
             case .leased(let connection):
                 try noteLeased(connection)

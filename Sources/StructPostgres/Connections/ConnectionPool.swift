@@ -12,8 +12,10 @@ final class ConnectionPool: Sendable {
     let leases = Mutex(LeaseBook())
     let keeper: ConnectionKeeper
     let canceller: StatementCanceller
+    let telemetry: Telemetry
 
-    init(settings: ConnectionSettings, options: PoolOptions, logger: Logger) throws {
+    init(settings: ConnectionSettings, options: PoolOptions, logger: Logger, telemetry: Telemetry) throws {
+        self.telemetry = telemetry
         self.settings = settings
         self.options = options
         self.logger = logger
@@ -27,6 +29,13 @@ final class ConnectionPool: Sendable {
 
     /// How many pooled connections calls are using (kept idle ones do not count).
     var connectionsInUse: Int { leases.withLock { $0.inUse } }
+
+    /// Reports the pool's use to the metrics backend, when there is one.
+    func reportUsage() {
+        guard telemetry.metrics != nil else { return }
+        let (inUse, open, waiting) = leases.withLock { ($0.inUse, $0.open.count, $0.waiting) }
+        telemetry.recordPool(inUse: inUse, idle: max(0, open - inUse), waiting: waiting, max: options.maxConnections)
+    }
 
     /// A connection of its own, outside the pool, closed after `body`: for work that changes session state
     /// or must not wait for the pool (the migrator).

@@ -3,7 +3,7 @@
 /// path's. Instrumentation, routing and coalescing read it here.
 struct Operation: Sendable {
     enum Kind: String, Sendable {
-        case fetch, count, exists, stream, upsert, delete, deleteAll, `import`, query, execute, transaction
+        case fetch, count, exists, stream, upsert, delete, deleteAll, `import`, query, execute, transaction, migrate
     }
 
     let kind: Kind
@@ -22,7 +22,7 @@ struct Operation: Sendable {
     var isRead: Bool {
         switch kind {
         case .fetch, .count, .exists, .stream: true
-        case .upsert, .delete, .deleteAll, .import, .query, .execute, .transaction: false
+        case .upsert, .delete, .deleteAll, .import, .query, .execute, .transaction, .migrate: false
         }
     }
 

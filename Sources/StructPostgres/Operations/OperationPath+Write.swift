@@ -2,6 +2,12 @@ extension OperationPath {
     /// Upserts `models` and what their conversion registers: a slice at a time beyond
     /// ``WritePlan/rowsPerStatement`` models, otherwise as one unit of work.
     func update<Model: EntityConvertible>(_ models: [Model], options: UpsertOptions) async throws -> UpsertResult {
+        let result = try await upsert(models, options: options)
+        runtime.telemetry.countRows(result.inserted + result.updated, "written", table: Model.Entity.table)
+        return result
+    }
+
+    private func upsert<Model: EntityConvertible>(_ models: [Model], options: UpsertOptions) async throws -> UpsertResult {
         let operation = Operation(.upsert, Model.Entity.self, rows: models.count)
         if WritePlan.slices(models.count) {
             return try await performAtomically(operation) { try await writer($0, options).writeInSlices(models) }

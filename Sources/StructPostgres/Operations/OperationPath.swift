@@ -11,34 +11,45 @@ public struct OperationPath: Sendable {
 
     /// Performs `operation` with one session: the transaction's, or a pooled connection's for its duration.
     func perform<T>(_ operation: Operation, _ body: (DatabaseSession) async throws -> T) async throws -> T {
-        if let transaction {
-            try transaction.ensureActive()
-            return try await body(transaction.session)
+        try await runtime.telemetry.measure(operation) { span in
+            if let transaction {
+                try transaction.ensureActive()
+                return try await body(transaction.session)
+            }
+            return try await runtime.withSession(span, body)
         }
-        return try await runtime.withSession(body)
     }
 
     /// Performs `operation`, whose statements must all take effect or none: in a transaction of its own (retried
     /// after a serialization failure or deadlock), or in a savepoint of the given transaction.
     func performAtomically<T>(_ operation: Operation, _ body: (DatabaseSession) async throws -> T) async throws -> T {
-        try await transaction(TransactionOptions()) { try await body($0.session) }
+        try await runtime.telemetry.measure(operation) { span in
+            try await runTransaction(TransactionOptions(), span) { try await body($0.session) }
+        }
     }
 
     /// Runs `body` in a transaction: from the pool, a new one (`BEGIN` with `options`), run again after a
     /// serialization failure or deadlock; in a transaction, a savepoint of it (`options` do not apply).
     func transaction<T>(_ options: TransactionOptions, _ body: (TransactionState) async throws -> T) async throws -> T {
+        try await runtime.telemetry.measure(Operation(.transaction)) { span in try await runTransaction(options, span, body) }
+    }
+
+    private func runTransaction<T>(
+        _ options: TransactionOptions, _ span: OperationSpan?, _ body: (TransactionState) async throws -> T
+    ) async throws -> T {
         if let transaction { return try await transaction.savepoint(body) }
         let retries = max(0, options.maxRetries ?? runtime.configuration.maxTransactionRetries)
         var attempt = 0
         while true {
             do {
-                return try await runtime.withSession { session in
+                return try await runtime.withSession(span) { session in
                     try await TransactionState.run(on: session, options: options, body)
                 }
             } catch let error as StructPostgresError where error.isRetryable && attempt < retries && !Task.isCancelled {
                 attempt += 1
                 runtime.logger.debug(
                     "transaction retried", metadata: ["attempt": "\(attempt)", "sqlstate": "\(error.sqlState ?? "")"])
+                span?.event("transaction retried", ["db.response.status_code": .string(error.sqlState ?? ""), "structpg.attempt": .int64(Int64(attempt))])
                 do {
                     try await Task.sleep(for: .milliseconds(Int.random(in: 1...(5 << min(attempt, 6)))))
                 } catch {

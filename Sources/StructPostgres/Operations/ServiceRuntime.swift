@@ -12,12 +12,16 @@ final class ServiceRuntime: Sendable {
     let defaultLoading: Loading
     /// The one listening connection, opened when the first observer needs it.
     let listener: ChangeListener
+    let telemetry: Telemetry
 
     init(configuration: PostgresService.Configuration) throws {
         self.configuration = configuration
-        let pool = try ConnectionPool(settings: configuration.connection, options: configuration.pool, logger: configuration.logger)
+        let telemetry = Telemetry(configuration: configuration)
+        self.telemetry = telemetry
+        let pool = try ConnectionPool(
+            settings: configuration.connection, options: configuration.pool, logger: configuration.logger, telemetry: telemetry)
         self.pool = pool
-        sessions = SessionContext(configuration: configuration, canceller: pool.canceller)
+        sessions = SessionContext(configuration: configuration, canceller: pool.canceller, telemetry: telemetry)
         upserts = UpsertCache(catalog: sessions.catalog)
         defaultLoading = configuration.defaultLoading
         listener = ChangeListener(reconnectPatience: configuration.listenerReconnectTimeout, logger: configuration.logger) {
@@ -29,8 +33,16 @@ final class ServiceRuntime: Sendable {
 
     /// Runs `body` on a session of a pooled connection. A failed statement may have left a transaction open
     /// (a script's `BEGIN`): the session is rolled back then, so that no connection goes back to the pool so.
-    func withSession<T>(_ body: (DatabaseSession) async throws -> T) async throws -> T {
-        try await pool.withConnection { connection in
+    /// `span`: the operation's, which notes a wait for a connection.
+    func withSession<T>(_ span: OperationSpan? = nil, _ body: (DatabaseSession) async throws -> T) async throws -> T {
+        let asked = span == nil ? nil : ContinuousClock.now
+        return try await pool.withConnection { connection in
+            if let asked, let span {
+                let waited = ContinuousClock.now - asked
+                if waited > .milliseconds(1) {
+                    span.event("waited for a connection", ["db.client.connection.wait_time_ms": .double(Double(waited.nanoseconds) / 1e6)])
+                }
+            }
             let session = DatabaseSession(connection: connection, context: sessions)
             do {
                 return try await body(session)

@@ -98,7 +98,9 @@ struct DatabaseSession: Sendable {
             if statement.runsWhenCancelled {
                 result = try await perform(name)
             } else {
-                result = try await context.canceller.cancellable(on: connection) { try await perform(name) }
+                result = try await context.telemetry.measureStatement(statement.sql) {
+                    try await context.canceller.cancellable(on: connection) { try await perform(name) }
+                }
             }
             observe(statement, since: start, failed: false)
             return result

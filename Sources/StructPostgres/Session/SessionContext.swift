@@ -12,8 +12,10 @@ final class SessionContext: Sendable {
     let preparedStatements = PreparedStatementRegistry()
     let catalog = CatalogCache()
     let canceller: StatementCanceller
+    let telemetry: Telemetry
 
-    init(configuration: PostgresService.Configuration, canceller: StatementCanceller) {
+    init(configuration: PostgresService.Configuration, canceller: StatementCanceller, telemetry: Telemetry) {
+        self.telemetry = telemetry
         logger = configuration.logger
         logBoundValues = configuration.logBoundValues
         queryObserver = configuration.queryObserver

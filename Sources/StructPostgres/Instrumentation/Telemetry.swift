@@ -1,0 +1,177 @@
+import CoreMetrics
+import Foundation
+import Tracing
+
+/// Spans and metrics of one service, started on the one path every operation takes (``OperationPath``) and for
+/// every statement (``DatabaseSession``). With no tracer and no metrics backend bootstrapped (nor configured),
+/// an operation checks two flags and does nothing else.
+///
+/// Spans follow OpenTelemetry's database conventions: `{operation} {table}`, `db.system.name`, `db.namespace`,
+/// `db.collection.name`, `db.operation.name`, `db.query.text` (parameterized SQL, never bound values),
+/// `db.operation.batch.size`, `db.response.status_code` (the SQLSTATE), `error.type`, `server.address`,
+/// `server.port`.
+final class Telemetry: Sendable {
+    private let configuredTracer: (any Tracer)?
+    private let configuredMetrics: (any MetricsFactory)?
+    let tracesQueryText: Bool
+    private let namespace: String
+    private let serverAddress: String
+    private let serverPort: Int
+
+    init(configuration: PostgresService.Configuration) {
+        configuredTracer = configuration.tracer
+        configuredMetrics = configuration.metricsFactory
+        tracesQueryText = configuration.tracesQueryText
+        namespace = configuration.connection.database
+        serverAddress = configuration.connection.host
+        serverPort = configuration.connection.port
+    }
+
+    /// The tracer to use, or `nil` when spans would go nowhere.
+    var tracer: (any Tracer)? {
+        let tracer = configuredTracer ?? InstrumentationSystem.tracer
+        return tracer is NoOpTracer ? nil : tracer
+    }
+
+    /// The metrics backend to use, or `nil` when none records anything.
+    var metrics: (any MetricsFactory)? {
+        let factory = configuredMetrics ?? MetricsSystem.factory
+        return factory is NOOPMetricsHandler ? nil : factory
+    }
+
+    /// Runs `body` as `operation`: a client span around it, and its duration, rows and errors recorded.
+    func measure<T>(_ operation: Operation, _ body: (OperationSpan?) async throws -> T) async throws -> T {
+        let tracer = self.tracer
+        let metrics = self.metrics
+        guard tracer != nil || metrics != nil else { return try await body(nil) }
+        let start = ContinuousClock.now
+        let span = tracer.map { startSpan($0, operation) }
+        do {
+            let result: T
+            if let span {
+                result = try await InstrumentationContext.$current.withValue(span.span.context) { try await body(span) }
+                span.span.end()
+            } else {
+                result = try await body(nil)
+            }
+            if let metrics { record(operation, since: start, error: nil, metrics) }
+            return result
+        } catch {
+            let failure = StructPostgresError.from(error, sql: nil)
+            if let span {
+                describe(failure, on: span.span)
+                span.span.end()
+            }
+            if let metrics { record(operation, since: start, error: failure, metrics) }
+            throw error
+        }
+    }
+
+    private func startSpan(_ tracer: any Tracer, _ operation: Operation) -> OperationSpan {
+        let table = operation.table
+        let name = table.map { "\(operation.kind.rawValue) \($0)" } ?? operation.kind.rawValue
+        let span = tracer.startSpan(name, context: InstrumentationContext.current ?? .topLevel, ofKind: .client)
+        if span.isRecording {
+            var attributes = commonAttributes
+            attributes["db.operation.name"] = operation.kind.rawValue
+            if let table { attributes["db.collection.name"] = table }
+            if let rows = operation.rows, rows > 1 { attributes["db.operation.batch.size"] = rows }
+            span.attributes.merge(attributes)
+        }
+        return OperationSpan(span: span)
+    }
+
+    /// A child span of the current operation for one statement: `SELECT`, `INSERT`..., with its parameterized SQL.
+    func measureStatement<T>(_ sql: String, _ body: () async throws -> T) async throws -> T {
+        guard let tracer, InstrumentationContext.current != nil else { return try await body() }
+        let keyword = sql.prefix { !$0.isWhitespace }.uppercased()
+        let span = tracer.startSpan(keyword, context: InstrumentationContext.current ?? .topLevel, ofKind: .client)
+        if span.isRecording {
+            var attributes = commonAttributes
+            attributes["db.operation.name"] = keyword
+            if tracesQueryText { attributes["db.query.text"] = sql }
+            span.attributes.merge(attributes)
+        }
+        do {
+            let result = try await InstrumentationContext.$current.withValue(span.context) { try await body() }
+            span.end()
+            return result
+        } catch {
+            describe(StructPostgresError.from(error, sql: nil), on: span)
+            span.end()
+            throw error
+        }
+    }
+
+    private var commonAttributes: SpanAttributes {
+        var attributes = SpanAttributes()
+        attributes["db.system.name"] = "postgresql"
+        attributes["db.namespace"] = namespace
+        attributes["server.address"] = serverAddress
+        attributes["server.port"] = serverPort
+        return attributes
+    }
+
+    /// The error's kind and SQLSTATE, never its message: a server's message may quote values.
+    private func describe(_ error: StructPostgresError, on span: any Span) {
+        var attributes = SpanAttributes()
+        attributes["error.type"] = error.code.description
+        if let state = error.sqlState { attributes["db.response.status_code"] = state }
+        span.attributes.merge(attributes)
+        span.setStatus(SpanStatus(code: .error))
+        span.addEvent(SpanEvent(name: "exception", attributes: ["exception.type": .string(error.code.description)]))
+    }
+
+    private func record(_ operation: Operation, since start: ContinuousClock.Instant, error: StructPostgresError?, _ factory: any MetricsFactory) {
+        var dimensions = [("db.system.name", "postgresql"), ("db.operation.name", operation.kind.rawValue)]
+        if let table = operation.table { dimensions.append(("db.collection.name", table)) }
+        if let error { dimensions.append(("error.type", error.code.description)) }
+        Timer(label: "db.client.operation.duration", dimensions: dimensions, factory: factory)
+            .recordNanoseconds((ContinuousClock.now - start).nanoseconds)
+        if let error {
+            var errorDimensions = [("db.system.name", "postgresql"), ("error.type", error.code.description)]
+            if let state = error.sqlState { errorDimensions.append(("db.response.status_code", state)) }
+            Counter(label: "structpg.errors", dimensions: errorDimensions, factory: factory).increment()
+        }
+    }
+
+    /// The pool's use: `db.client.connection.count` (state `used` and `idle`), `.pending_requests` and `.max`.
+    func recordPool(inUse: Int, idle: Int, waiting: Int, max: Int) {
+        guard let metrics else { return }
+        let pool = [("db.system.name", "postgresql"), ("db.client.connection.pool.name", namespace)]
+        Gauge(label: "db.client.connection.count", dimensions: pool + [("db.client.connection.state", "used")], factory: metrics).record(inUse)
+        Gauge(label: "db.client.connection.count", dimensions: pool + [("db.client.connection.state", "idle")], factory: metrics).record(idle)
+        Gauge(label: "db.client.connection.pending_requests", dimensions: pool, factory: metrics).record(waiting)
+        Gauge(label: "db.client.connection.max", dimensions: pool, factory: metrics).record(max)
+    }
+
+    /// How long a caller waited for a free connection: `db.client.connection.wait_time`.
+    func recordWait(_ waited: Duration) {
+        guard let metrics else { return }
+        Timer(label: "db.client.connection.wait_time", dimensions: [("db.system.name", "postgresql"), ("db.client.connection.pool.name", namespace)], factory: metrics)
+            .recordNanoseconds(waited.nanoseconds)
+    }
+
+    /// Counts rows the operation read or wrote (`direction`: `read` or `written`).
+    func countRows(_ rows: Int, _ direction: String, table: String?) {
+        guard rows > 0, let metrics else { return }
+        var dimensions = [("db.system.name", "postgresql"), ("direction", direction)]
+        if let table { dimensions.append(("db.collection.name", table)) }
+        Counter(label: "structpg.rows", dimensions: dimensions, factory: metrics).increment(by: rows)
+    }
+}
+
+/// The span of one operation, for what happens inside it (a retry, a wait for a connection).
+struct OperationSpan: Sendable {
+    let span: any Span
+
+    func event(_ name: String, _ attributes: SpanAttributes = [:]) {
+        span.addEvent(SpanEvent(name: name, attributes: attributes))
+    }
+}
+
+extension Duration {
+    var nanoseconds: Int64 {
+        components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
+    }
+}

@@ -1,0 +1,177 @@
+@testable import Bookstore
+import Foundation
+import InMemoryTracing
+import MetricsTestKit
+import StructPostgres
+import Synchronization
+import Testing
+import Tracing
+
+/// Spans and metrics from the one path every operation takes, to an in-memory tracer and swift-metrics' test kit
+/// given to the service (so that tests running at once do not see each other's).
+@Suite struct ObservabilityTests {
+    private func observed(
+        _ ddl: String..., pool: PoolOptions = PoolOptions(maxConnections: 4),
+        _ body: (PostgresService, InMemoryTracer, TestMetrics) async throws -> Void
+    ) async throws {
+        let tracer = InMemoryTracer()
+        let metrics = TestMetrics()
+        try await withTables(pool: pool, configure: { configuration in
+            configuration.tracer = tracer
+            configuration.metricsFactory = metrics
+        }) { service, _ in
+            for statement in ddl { try await service.execute(unsafeSQL: statement) }
+            tracer.clearAll()
+            try await body(service, tracer, metrics)
+        }
+    }
+
+    private func string(_ span: FinishedInMemorySpan, _ key: String) -> String? {
+        if case .string(let value)? = span.attributes.get(key) { return value }
+        return nil
+    }
+
+    @Test func anOperationIsAClientSpanWithAStatementSpanInside() async throws {
+        try await observed(BookSchema.create) { service, tracer, metrics in
+            let novel = Novel(uuid: UUID(), title: "Dune", price: 9, publisher: nil)
+            try await service.update(entities: [novel])
+            tracer.clearAll()
+            _ = try await service.fetch(Novel.self, where: .equal("title", "Dune"))
+            let spans = tracer.finishedSpans
+            let fetch = try #require(spans.first { $0.operationName == "fetch books" }, "\(spans.map(\.operationName))")
+            #expect(fetch.kind == .client)
+            #expect(string(fetch, "db.system.name") == "postgresql")
+            #expect(string(fetch, "db.collection.name") == "books")
+            #expect(string(fetch, "db.operation.name") == "fetch")
+            #expect(string(fetch, "db.namespace") == service.configuration.connection.database)
+            #expect(string(fetch, "server.address") == service.configuration.connection.host)
+            #expect(fetch.attributes.get("server.port") == .int64(Int64(service.configuration.connection.port)))
+            let select = try #require(spans.first { $0.operationName == "SELECT" })
+            #expect(select.parentSpanID == fetch.spanID)
+            #expect(select.traceID == fetch.traceID)
+            #expect(string(select, "db.query.text")?.contains(#"FROM "books" WHERE "books"."title" = $1"#) == true, "\(String(describing: string(select, "db.query.text")))")
+            let durations = metrics.timers.filter { $0.label == "db.client.operation.duration" }
+            #expect(durations.contains { timer in
+                timer.dimensions.contains { $0 == ("db.operation.name", "fetch") } && timer.dimensions.contains { $0 == ("db.collection.name", "books") }
+            })
+            let read = metrics.counters.filter { $0.label == "structpg.rows" && $0.dimensions.contains { $0 == ("direction", "read") } }
+            #expect(read.reduce(0) { $0 + $1.totalValue } == 1)
+        }
+    }
+
+    /// One span for the write, a child per statement: the transaction, one upsert per table, the join-table sets.
+    @Test func aGraphWriteHasAChildSpanPerStatement() async throws {
+        let tracer = InMemoryTracer()
+        try await withTables(configure: { $0.tracer = tracer }) { service, _ in
+            _ = try await Migrator(service: service, migrations: try MigrationSet(directory: repositoryMigrations)).migrate()
+            #expect(tracer.finishedSpans.contains { $0.operationName == "migrate" })
+            try await service.update(entities: makeGraph(stores: 1, booksPerStore: 2, reviewsPerBook: 1, authors: 1))  // reads the catalog
+            tracer.clearAll()
+            try await service.update(entities: makeGraph(stores: 2, booksPerStore: 2, reviewsPerBook: 1, authors: 1))
+            let spans = tracer.finishedSpans
+            let write = try #require(spans.first { $0.operationName == "upsert stores" }, "\(spans.map(\.operationName))")
+            #expect(write.attributes.get("db.operation.batch.size") == .int64(2))
+            let children = spans.filter { $0.parentSpanID == write.spanID }
+            // BEGIN, one upsert per table (authors, books, reviews, stores), the store_books sets; COMMIT is not a statement span.
+            #expect(children.first?.operationName == "BEGIN")
+            #expect(children.count == 6, "\(children.map(\.operationName))")
+            let texts = children.compactMap { string($0, "db.query.text") }
+            for table in ["stores", "books", "authors", "reviews", "store_books"] {
+                #expect(texts.contains { $0.contains("\"\(table)\"") }, "a statement for \(table)")
+            }
+        }
+    }
+
+    @Test func aFailedStatementCarriesItsSQLStateAndErrorType() async throws {
+        try await observed("CREATE TABLE tags (uuid uuid PRIMARY KEY, name text NOT NULL UNIQUE)") { service, tracer, metrics in
+            _ = try await service.query("INSERT INTO tags VALUES (gen_random_uuid(), 'x')")
+            tracer.clearAll()
+            await #expect(throws: StructPostgresError.self) {
+                _ = try await service.query("INSERT INTO tags VALUES (gen_random_uuid(), 'x')")
+            }
+            let spans = tracer.finishedSpans
+            let query = try #require(spans.first { $0.operationName == "query" })
+            let insert = try #require(spans.first { $0.operationName == "INSERT" })
+            for span in [query, insert] {
+                #expect(string(span, "db.response.status_code") == "23505")
+                #expect(string(span, "error.type") == "uniqueViolation")
+                #expect(span.status?.code == .error)
+            }
+            let errors = metrics.counters.filter { $0.label == "structpg.errors" }
+            #expect(errors.contains { $0.dimensions.contains { $0 == ("db.response.status_code", "23505") } && $0.totalValue == 1 })
+        }
+    }
+
+    @Test func aRetriedTransactionRecordsAnEvent() async throws {
+        try await observed(BookSchema.create) { service, tracer, _ in
+            let book = Novel(uuid: UUID(), title: "contended", price: 0, publisher: nil)
+            try await service.update(entities: [book])
+            let attempts = Mutex(0)
+            try await service.transaction(.init(isolation: .repeatableRead)) { tx in
+                let attempt = attempts.withLock { $0 += 1; return $0 }
+                var current = try await tx.fetch(Novel.self, where: .equal("uuid", book.uuid))[0]
+                if attempt == 1 {
+                    var concurrent = current
+                    concurrent.price = 100
+                    try await service.update(entities: [concurrent])
+                }
+                current.title = "attempt \(attempt)"
+                try await tx.update(entities: [current])
+            }
+            let transaction = try #require(tracer.finishedSpans.first { $0.operationName == "transaction" })
+            let retried = transaction.events.filter { $0.name == "transaction retried" }
+            #expect(retried.count == 1)
+            #expect(retried.first?.attributes.get("db.response.status_code") == .string("40001"))
+        }
+    }
+
+    @Test func waitingForAConnectionIsMeasured() async throws {
+        try await observed(BookSchema.create, pool: PoolOptions(maxConnections: 1, keepIdleConnectionsFor: .zero)) { service, tracer, metrics in
+            let (holding, signal) = AsyncStream<Void>.makeStream()
+            let holder = Task {
+                try await service.withConnection { _ in
+                    signal.yield()
+                    try await Task.sleep(for: .milliseconds(300))
+                }
+            }
+            for await _ in holding { break }
+            tracer.clearAll()
+            #expect(try await service.count(Novel.self) == 0)
+            try await holder.value
+            let waits = metrics.timers.filter { $0.label == "db.client.connection.wait_time" }.flatMap(\.values)
+            #expect(waits.contains { $0 >= 100_000_000 }, "a wait of at least 100 ms: \(waits)")
+            let pending = metrics.recorders.filter { $0.label == "db.client.connection.pending_requests" }.flatMap(\.values)
+            #expect(pending.contains(1))
+            #expect(metrics.recorders.first { $0.label == "db.client.connection.max" }?.lastValue == 1)
+            let count = try #require(tracer.finishedSpans.first { $0.operationName == "count books" })
+            #expect(count.events.contains { $0.name == "waited for a connection" })
+        }
+    }
+
+    /// Neither bound values nor the password reach a span attribute, an event or a metric label.
+    @Test func noBoundValueOrPasswordInSpansOrMetrics() async throws {
+        try await observed(BookSchema.create) { service, tracer, metrics in
+            let secret = "s3cr3t-\(UUID().uuidString)"
+            try await service.update(entities: [Novel(uuid: UUID(), title: secret, price: 1, publisher: secret)])
+            _ = try await service.fetch(Novel.self, where: "title == %@ OR publisher BEGINSWITH %@", secret, secret)
+            _ = try await service.query("SELECT \(secret)::text")
+            await #expect(throws: StructPostgresError.self) { _ = try await service.query("SELECT \(secret)::int") }
+            let password = try #require(service.configuration.connection.password)
+            var texts: [String] = []
+            for span in tracer.finishedSpans {
+                texts.append(span.operationName)
+                span.attributes.forEach { key, value in texts.append("\(key)=\(value)") }
+                for event in span.events {
+                    texts.append(event.name)
+                    event.attributes.forEach { key, value in texts.append("\(key)=\(value)") }
+                }
+            }
+            for metric in metrics.counters.map(\.dimensions) + metrics.timers.map(\.dimensions) + metrics.recorders.map(\.dimensions) {
+                texts += metric.map { "\($0.0)=\($0.1)" }
+            }
+            #expect(!texts.isEmpty)
+            #expect(!texts.contains { $0.contains(secret) })
+            #expect(!texts.contains { $0.contains(password) })
+        }
+    }
+}
