@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PG_BINDIR=$(scripts/ensure-postgres.sh)
+PG_BINDIR=$(scripts/ensure-postgres.sh --pgbouncer)
 export PG_BINDIR
 swift build -c release --package-path Benchmarks
 Benchmarks/.build/release/Bench "$@"

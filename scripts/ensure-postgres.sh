@@ -1,7 +1,21 @@
 #!/usr/bin/env bash
 # Makes sure the PostgreSQL server programs (initdb, pg_ctl) are installed; installs Debian's
 # `postgresql` package when they are missing. Prints the folder that holds them.
+# With --pgbouncer, also makes sure `pgbouncer` is installed (Debian's package), for the tests that go through it;
+# where it cannot be installed, says so and goes on (those tests are then skipped).
 set -euo pipefail
+
+if [ "${1:-}" = "--pgbouncer" ] && ! command -v pgbouncer >/dev/null 2>&1 && [ ! -x /usr/sbin/pgbouncer ]; then
+  if command -v apt-get >/dev/null 2>&1; then
+    echo "ensure-postgres: installing PgBouncer (apt-get install -y pgbouncer)" >&2
+    sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq pgbouncer; } >&2 \
+      || echo "ensure-postgres: PgBouncer could not be installed; the tests that go through it are skipped" >&2
+  else
+    echo "ensure-postgres: PgBouncer is not installed (macOS: brew install pgbouncer); the tests that go through it are skipped" >&2
+  fi
+fi
 
 find_bindir() {
   local dir

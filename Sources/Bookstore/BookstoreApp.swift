@@ -5,7 +5,8 @@ import StructPostgresTesting
 
 /// The example app: writes the book store of the StructCoreData demo to PostgreSQL and reads it back.
 ///
-/// Uses `DATABASE_URL` when set; otherwise starts a throwaway PostgreSQL and stops it at the end.
+/// Uses `DATABASE_URL` when set; otherwise starts a throwaway PostgreSQL and stops it at the end. Behind a
+/// transaction pooler (`pool_mode=transaction`), `LISTEN_DATABASE_URL` gives the server's own address for the live view.
 @main
 struct BookstoreApp {
     static func main() async {
@@ -33,7 +34,10 @@ struct BookstoreApp {
 
         var logger = Logger(label: "bookstore")
         logger.logLevel = .warning
-        let configuration = PostgresService.Configuration(connection: settings, logger: logger)
+        var configuration = PostgresService.Configuration(connection: settings, logger: logger)
+        if let listen = ProcessInfo.processInfo.environment["LISTEN_DATABASE_URL"], !listen.isEmpty {
+            configuration.listenerConnection = try ConnectionSettings(url: listen)
+        }
         try await PostgresService.withService(configuration: configuration) { service in
             let migrator = Migrator(service: service, migrations: try MigrationSet(directory: repositoryDirectory("migrations")))
             let run = try await migrator.migrate()

@@ -42,6 +42,7 @@ struct Demo {
     private func showLiveReviews() async throws {
         let (shown, show) = AsyncStream<Int>.makeStream()
         let view = Task { [service] in
+            defer { show.finish() }
             let reviews = service.observe(
                 ReviewModel.self, where: "bookID == %@", Catalog.hobbit.uuid, sortedBy: [.descending("createdAt")], loading: .none
             ).removingDuplicates()
@@ -51,12 +52,14 @@ struct Demo {
             }
         }
         var lists = shown.makeAsyncIterator()
-        _ = await lists.next()  // the current list
-        try await service.update(entities: [Catalog.added])
-        _ = await lists.next()
-        try await service.delete(entities: [Catalog.added])
-        _ = await lists.next()
-        view.cancel()
+        // The current list, then one after each change. The view's error (observing failed) ends the stream: it is
+        // thrown rather than waited on.
+        for change in 0..<3 {
+            if await lists.next() == nil { break }
+            if change == 0 { try await service.update(entities: [Catalog.added]) }
+            if change == 1 { try await service.delete(entities: [Catalog.added]) }
+            if change == 2 { view.cancel() }
+        }
         try await view.value
     }
 

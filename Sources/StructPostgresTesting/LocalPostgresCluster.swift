@@ -30,20 +30,25 @@ public final class LocalPostgresCluster: Sendable {
         }
     }
 
-    private init(binaries: PostgresBinaries, directory: String, osUser: String?) throws {
-        self.binaries = binaries
-        self.directory = directory
-        self.osUser = osUser
+    private convenience init(binaries: PostgresBinaries, directory: String, osUser: String?) throws {
         let password = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         let passwordFile = directory + "/pwfile"
         try password.write(toFile: passwordFile, atomically: true, encoding: .utf8)
         if let osUser { try Shell.output("chown", [osUser, passwordFile]) }
-        let data = directory + "/data"
         try Shell.output(binaries.initdb, [
-            "-D", data, "-U", "postgres", "--pwfile=\(passwordFile)", "-E", "UTF8", "--locale=C",
+            "-D", directory + "/data", "-U", "postgres", "--pwfile=\(passwordFile)", "-E", "UTF8", "--locale=C",
             "--auth-local=trust", "--auth-host=scram-sha-256", "--no-sync",
         ], as: osUser)
         try? FileManager.default.removeItem(atPath: passwordFile)
+        try self.init(binaries: binaries, directory: directory, osUser: osUser, password: password)
+    }
+
+    /// Starts the server of the data folder in `directory` on a free port.
+    private init(binaries: PostgresBinaries, directory: String, osUser: String?, password: String) throws {
+        self.binaries = binaries
+        self.directory = directory
+        self.osUser = osUser
+        let data = directory + "/data"
         Self.startWatchdog(pgCtl: binaries.pgCtl, data: data, directory: directory, osUser: osUser)
         var port = 0
         for attempt in 1...3 {
@@ -51,7 +56,7 @@ public final class LocalPostgresCluster: Sendable {
             port = try Self.freePort()
             let options = [
                 "-p \(port)", "-k \(directory)", "-c listen_addresses=127.0.0.1", "-c fsync=off",
-                "-c synchronous_commit=off", "-c full_page_writes=off", "-c max_connections=300",
+                "-c synchronous_commit=off", "-c full_page_writes=off", "-c max_connections=600",
                 "-c shared_buffers=128MB",
             ].joined(separator: " ")
             do {
@@ -68,6 +73,27 @@ public final class LocalPostgresCluster: Sendable {
         var settings = ConnectionSettings(host: "127.0.0.1", port: port, user: "postgres", password: password, database: "postgres")
         settings.sslMode = .disable
         self.settings = settings
+    }
+
+    /// Starts a streaming replica of this cluster (`pg_basebackup -R`, its own folder and port), in hot standby:
+    /// it answers reads, refuses writes and replays the primary's changes. Stop it with ``stop()``.
+    public func startReplica() throws -> LocalPostgresCluster {
+        let replica = try Self.makeDirectory(owner: osUser)
+        do {
+            try Shell.output(binaries.directory + "/pg_basebackup", [
+                "-h", directory, "-p", String(settings.port), "-U", "postgres", "-D", replica + "/data", "-R", "-X", "stream",
+                "--no-sync", "-c", "fast",
+            ], as: osUser)
+            return try LocalPostgresCluster(binaries: binaries, directory: replica, osUser: osUser, password: settings.password ?? "")
+        } catch {
+            try? FileManager.default.removeItem(atPath: replica)
+            throw error
+        }
+    }
+
+    /// Promotes this replica to a primary (`pg_ctl promote`), returning once it accepts writes.
+    public func promote() throws {
+        try Shell.output(binaries.pgCtl, ["-D", directory + "/data", "-w", "promote"], as: osUser)
     }
 
     /// Stops the server and deletes its directory.
@@ -115,7 +141,7 @@ public final class LocalPostgresCluster: Sendable {
         (try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? ""
     }
 
-    private static func makeDirectory(owner: String?) throws -> String {
+    static func makeDirectory(owner: String?) throws -> String {
         let base = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
         var template = Array("\(base)/structpg-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw TestDatabaseError("cannot create a temporary directory in \(base)") }
@@ -125,7 +151,7 @@ public final class LocalPostgresCluster: Sendable {
     }
 
     /// Asks the kernel for a free TCP port on 127.0.0.1.
-    private static func freePort() throws -> Int {
+    static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestDatabaseError("cannot open a socket to find a free port") }
         defer { close(fd) }

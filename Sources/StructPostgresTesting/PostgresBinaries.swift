@@ -59,8 +59,17 @@ enum Shell {
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         let argv = (["/usr/bin/env"] + command).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
+        // The calling thread may block signals (Dispatch's do): the child must not inherit that, or a server
+        // that relies on SIGTERM (PgBouncer) could never be stopped.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, "/usr/bin/env", &actions, nil, argv, environ)
+        let spawned = posix_spawn(&pid, "/usr/bin/env", &actions, &attributes, argv, environ)
         guard spawned == 0 else {
             throw TestDatabaseError("cannot start \(command.joined(separator: " ")): error \(spawned)")
         }

@@ -7,6 +7,10 @@ import StructPostgres
 /// Uses `DATABASE_URL` when set (docker compose, a developer's own server; the user must be allowed
 /// to create databases); otherwise starts one ``LocalPostgresCluster`` per test process.
 ///
+/// With `STRUCTPG_TEST_POOLER=pgbouncer`, the services and URLs of ``withDatabase(pool:configure:_:)`` and
+/// ``TestDatabase`` go through a ``LocalPgBouncer`` in transaction mode in front of that cluster (databases are
+/// still created and dropped directly): the same tests then run through the pooler.
+///
 /// ```swift
 /// @Test func storesBooks() async throws {
 ///     try await TestPostgres.withDatabase { service in
@@ -28,6 +32,11 @@ public enum TestPostgres {
         try await localCluster()?.socketDirectory
     }
 
+    /// The PgBouncer the tests go through (`STRUCTPG_TEST_POOLER=pgbouncer`), or `nil`.
+    public static func pooler() async throws -> LocalPgBouncer? {
+        try await SharedServer.instance.pooler()
+    }
+
     /// The throwaway cluster the tests use, or `nil` when they use `DATABASE_URL`.
     public static func localCluster() async throws -> LocalPostgresCluster? {
         try await SharedServer.instance.localCluster()
@@ -42,6 +51,12 @@ public enum TestPostgres {
     ) async throws -> T {
         let database = try await TestDatabase.create()
         var configuration = PostgresService.Configuration(connection: database.settings, pool: pool)
+        if database.settings.poolMode == .transaction {
+            // Observers listen on a session of their own, as behind a real pooler.
+            var direct = database.admin
+            direct.database = database.settings.database
+            configuration.listenerConnection = direct
+        }
         configure(&configuration)
         do {
             let result = try await PostgresService.withService(configuration: configuration, body)
@@ -58,7 +73,7 @@ public enum TestPostgres {
 /// One database created for a test; drop it when done.
 public struct TestDatabase: Sendable {
     /// Settings that connect to this database.
-    public let settings: ConnectionSettings
+    public private(set) var settings: ConnectionSettings
     let admin: ConnectionSettings
 
     /// Creates an empty database named `test_<random>` on the test server.
@@ -66,7 +81,7 @@ public struct TestDatabase: Sendable {
         let admin = try await TestPostgres.adminSettings()
         let name = "test_" + UUID().uuidString.prefix(13).replacingOccurrences(of: "-", with: "").lowercased()
         try await Self.admin(admin) { try await $0.execute(unsafeSQL: "CREATE DATABASE \(name) TEMPLATE template0") }
-        var settings = admin
+        var settings = try await TestPostgres.pooler()?.settings ?? admin
         settings.database = name
         return TestDatabase(settings: settings, admin: admin)
     }
@@ -83,8 +98,17 @@ public struct TestDatabase: Sendable {
         components.path = "/" + settings.database
         var query = [URLQueryItem(name: "sslmode", value: settings.sslMode.rawValue)]
         if settings.usesUnixSocket { query.append(URLQueryItem(name: "host", value: settings.host)) }
+        if settings.poolMode != .session { query.append(URLQueryItem(name: "pool_mode", value: settings.poolMode.rawValue)) }
         components.queryItems = query
         return components.string!
+    }
+
+    /// The URL of this database on the server itself, not through the test pooler (for `LISTEN`).
+    public var directURL: String {
+        var direct = self
+        direct.settings = admin
+        direct.settings.database = settings.database
+        return direct.url
     }
 
     /// Drops the database, closing any connection still open to it.
@@ -123,6 +147,23 @@ actor SharedServer {
         return cluster
     }
 
+    private var bouncer: LocalPgBouncer??
+
+    func pooler() throws -> LocalPgBouncer? {
+        if let bouncer { return bouncer }
+        guard ProcessInfo.processInfo.environment["STRUCTPG_TEST_POOLER"] == "pgbouncer" else {
+            bouncer = .some(nil)
+            return nil
+        }
+        guard let cluster = try localCluster() else {
+            throw TestDatabaseError("STRUCTPG_TEST_POOLER=pgbouncer starts a PgBouncer in front of the local cluster; unset DATABASE_URL")
+        }
+        let started = try LocalPgBouncer.start(in: cluster, poolSize: 3)
+        bouncer = .some(started)
+        ClusterRegistry.bouncers.withLock { $0.append(started) }
+        return started
+    }
+
     private static func stopAtExit(_ cluster: LocalPostgresCluster) {
         ClusterRegistry.started.withLock { $0.append(cluster) }
         atexit { ClusterRegistry.stopAll() }
@@ -133,7 +174,9 @@ import Synchronization
 
 enum ClusterRegistry {
     static let started = Mutex<[LocalPostgresCluster]>([])
+    static let bouncers = Mutex<[LocalPgBouncer]>([])
     static func stopAll() {
+        for bouncer in bouncers.withLock({ $0 }) { bouncer.stop() }
         let clusters = started.withLock { list in
             defer { list.removeAll() }
             return list

@@ -8,7 +8,14 @@ import Testing
     @Test func theExampleAppPrintsTheStoreAndRunsTwiceWithoutDuplicates() async throws {
         let database = try await TestDatabase.create()
         let app = CLI.product("Bookstore")
-        let runs = Result { try (1...2).map { _ in try CLI.run([], environment: ["DATABASE_URL": database.url], binary: app) } }
+        let runs: Result<[CLI.Result], any Error>
+        do {
+            var results: [CLI.Result] = []
+            for _ in 1...2 { results.append(try await CLI.run([], environment: ["DATABASE_URL": database.url, "LISTEN_DATABASE_URL": database.directURL], binary: app)) }
+            runs = .success(results)
+        } catch {
+            runs = .failure(error)
+        }
         try await database.drop()
         let (first, second) = try runs.map { ($0[0], $0[1]) }.get()
         #expect(first.status == 0, "\(first.errors)")

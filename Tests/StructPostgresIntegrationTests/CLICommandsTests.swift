@@ -16,11 +16,11 @@ private let authors = """
 /// `.env`, timestamped migration names.
 @Suite(.serialized) struct CLICommandsTests {
     @Test func versionAndShortFlags() async throws {
-        let version = try CLI.run(["--version"], environment: [:])
+        let version = try await CLI.run(["--version"], environment: [:])
         #expect(version.status == 0)
         #expect(version.output.trimmingCharacters(in: .whitespacesAndNewlines) == StructPostgresVersion.current)
         try await withCLI(["0001_authors.sql": authors]) { cli, files, service in
-            let up = try CLI.run(["migrate", "up", "-d", cli.databaseURL, "-m", files.directory.path], environment: [:])
+            let up = try await CLI.run(["migrate", "up", "-d", cli.databaseURL, "-m", files.directory.path], environment: [:])
             #expect(up.status == 0, "\(up.errors)")
             #expect(up.output.contains("Applied 0001_authors.sql"))
             #expect(try await service.query("SELECT to_regclass('authors') IS NOT NULL")[0].decode(Bool.self))
@@ -33,19 +33,19 @@ private let authors = """
         settings.database = "structpg_cli_\(UUID().uuidString.prefix(8).lowercased())"
         let url = admin.url.replacingOccurrences(of: "/\(admin.settings.database)?", with: "/\(settings.database)?")
         #expect(url != admin.url)
-        let create = try CLI.run(["db", "create", "-d", url], environment: [:])
+        let create = try await CLI.run(["db", "create", "-d", url], environment: [:])
         #expect(create.status == 0, "\(create.errors)")
         #expect(create.output.contains("Created database \(settings.database)"))
-        let again = try CLI.run(["db", "create", "-d", url], environment: [:])
+        let again = try await CLI.run(["db", "create", "-d", url], environment: [:])
         #expect(again.status == 1)
         #expect(again.errors.contains("database \"\(settings.database)\" already exists"), "\(again.errors)")
         #expect(again.errors.contains("[SQLSTATE 42P04]"))
-        let drop = try CLI.run(["db", "drop", "-d", url], environment: [:])
+        let drop = try await CLI.run(["db", "drop", "-d", url], environment: [:])
         #expect(drop.status == 0, "\(drop.errors)")
-        let missing = try CLI.run(["db", "drop", "-d", url], environment: [:])
+        let missing = try await CLI.run(["db", "drop", "-d", url], environment: [:])
         #expect(missing.status == 1)
         #expect(missing.errors.contains("does not exist"), "\(missing.errors)")
-        let tolerated = try CLI.run(["db", "drop", "--if-exists", "-d", url], environment: [:])
+        let tolerated = try await CLI.run(["db", "drop", "--if-exists", "-d", url], environment: [:])
         #expect(tolerated.status == 0, "\(tolerated.errors)")
         try await admin.drop()
     }
@@ -53,9 +53,9 @@ private let authors = """
     @Test(.enabled(if: hasPgDump, "pg_dump is not on the PATH"))
     func dumpWritesTheSchema() async throws {
         try await withCLI(["0001_authors.sql": authors]) { cli, files, _ in
-            #expect(try cli.run("migrate", "up").status == 0)
+            #expect(try await cli.run("migrate", "up").status == 0)
             let output = files.directory.appendingPathComponent("schema.sql")
-            let dump = try CLI.run(["migrate", "dump", "-d", cli.databaseURL, "-o", output.path], environment: [:])
+            let dump = try await CLI.run(["migrate", "dump", "-d", cli.databaseURL, "-o", output.path], environment: [:])
             #expect(dump.status == 0, "\(dump.errors)")
             let schema = try String(contentsOf: output, encoding: .utf8)
             #expect(schema.contains("CREATE TABLE public.authors"))
@@ -70,10 +70,10 @@ private let authors = """
             defer { try? FileManager.default.removeItem(at: project) }
             try "# local settings\nexport DATABASE_URL='\(cli.databaseURL)'\nOTHER=1 # a comment\n"
                 .write(to: project.appendingPathComponent(".env"), atomically: true, encoding: .utf8)
-            let up = try CLI.run(["migrate", "up", "-m", files.directory.path], environment: [:], in: project)
+            let up = try await CLI.run(["migrate", "up", "-m", files.directory.path], environment: [:], in: project)
             #expect(up.status == 0, "\(up.errors)")
             #expect(up.output.contains("Applied 0001_authors.sql"))
-            let overridden = try CLI.run(
+            let overridden = try await CLI.run(
                 ["migrate", "status", "-m", files.directory.path], environment: ["DATABASE_URL": "postgres://nobody@127.0.0.1:1/none"], in: project)
             #expect(overridden.status == 1, "a variable already set wins over .env")
         }
@@ -82,21 +82,21 @@ private let authors = """
     /// `observe add` writes a migration installing the change-notification triggers; applied, the table is observable.
     @Test func observeAddWritesAMigrationThatInstallsTheTriggers() async throws {
         try await withCLI(["0001_authors.sql": authors]) { cli, files, service in
-            let add = try cli.run("observe", "add", "authors")
+            let add = try await cli.run("observe", "add", "authors")
             #expect(add.status == 0, "\(add.errors)")
             let file = URL(fileURLWithPath: add.output.trimmingCharacters(in: .whitespacesAndNewlines))
             #expect(file.lastPathComponent.wholeMatch(of: /20[0-9]{12}_observe_authors\.sql/) != nil, "\(file.lastPathComponent)")
             #expect(try String(contentsOf: file, encoding: .utf8).contains("SELECT structpg_observe('\"authors\"');"))
-            #expect(try cli.run("migrate", "up").status == 0)
+            #expect(try await cli.run("migrate", "up").status == 0)
             let triggers = "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'authors'::regclass AND tgname LIKE 'structpg_notify%'"
             #expect(try await service.query(PostgresQuery(unsafeSQL: triggers))[0].decode(Int64.self) == 1)
-            #expect(try cli.run("migrate", "down").status == 0, "the down part removes them")
+            #expect(try await cli.run("migrate", "down").status == 0, "the down part removes them")
             #expect(try await service.query(PostgresQuery(unsafeSQL: triggers))[0].decode(Int64.self) == 0)
-            let withKeys = try cli.run("observe", "add", "--keys", "authors")
+            let withKeys = try await cli.run("observe", "add", "--keys", "authors")
             #expect(withKeys.status == 0, "\(withKeys.errors)")
-            #expect(try cli.run("migrate", "up").status == 0)
+            #expect(try await cli.run("migrate", "up").status == 0)
             #expect(try await service.query(PostgresQuery(unsafeSQL: triggers))[0].decode(Int64.self) == 4, "one per operation, with transition tables")
-            let none = try cli.run("observe", "add")
+            let none = try await cli.run("observe", "add")
             #expect(none.status != 0)
         }
     }
@@ -104,7 +104,7 @@ private let authors = """
     /// `migrate new` names files by UTC time; a folder mixing such names with `NNNN_` ones applies in version order.
     @Test func timestampNamesAndSequentialNamesApplyInOrder() async throws {
         try await withCLI(["0001_authors.sql": authors]) { cli, files, service in
-            let new = try cli.run("migrate", "new", "add_books")
+            let new = try await cli.run("migrate", "new", "add_books")
             #expect(new.status == 0, "\(new.errors)")
             let created = URL(fileURLWithPath: new.output.trimmingCharacters(in: .whitespacesAndNewlines)).lastPathComponent
             #expect(created.wholeMatch(of: /20[0-9]{12}_add_books\.sql/) != nil, "\(created)")
@@ -116,7 +116,7 @@ private let authors = """
                 -- migrate:down
                 DROP TABLE books;
                 """)
-            let second = try cli.run("migrate", "new", "add_reviews")
+            let second = try await cli.run("migrate", "new", "add_reviews")
             let next = URL(fileURLWithPath: second.output.trimmingCharacters(in: .whitespacesAndNewlines)).lastPathComponent
             #expect(next > created, "a second file made in the same second still sorts after the first")
             try files.write(next, """
@@ -126,7 +126,7 @@ private let authors = """
                 -- migrate:down
                 DROP TABLE reviews;
                 """)
-            let up = try cli.run("migrate", "up")
+            let up = try await cli.run("migrate", "up")
             #expect(up.status == 0, "\(up.errors)")
             let order = up.output.split(separator: "\n").filter { $0.hasPrefix("Applied") }.map { $0.split(separator: " ")[1] }
             #expect(order == ["0001_authors.sql", Substring(created), Substring(next)])

@@ -20,7 +20,12 @@ private let examples = URL(fileURLWithPath: #filePath)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("first-program-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try FileManager.default.copyItem(at: examples.appendingPathComponent("migrations"), to: folder.appendingPathComponent("migrations"))
-        let run = Result { try CLI.run([], environment: ["DATABASE_URL": database.url], binary: CLI.product("FirstProgram"), in: folder) }
+        let run: Result<CLI.Result, any Error>
+        do {
+            run = .success(try await CLI.run([], environment: ["DATABASE_URL": database.url], binary: CLI.product("FirstProgram"), in: folder))
+        } catch {
+            run = .failure(error)
+        }
         try? FileManager.default.removeItem(at: folder)
         try await database.drop()
         let result = try run.get()

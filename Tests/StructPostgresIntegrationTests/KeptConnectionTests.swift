@@ -10,7 +10,7 @@ import Testing
     /// Long enough that the idle sweep never runs during a test on a loaded machine.
     private static let keepLong = PoolOptions(maxConnections: 4, keepIdleConnectionsFor: .seconds(60))
 
-    private func keptCount(_ service: PostgresService) -> Int { service.runtime.pool.leases.withLock { $0.kept.count } }
+    private func keptCount(_ service: PostgresService) -> Int { service.runtime.router.hosts[0].leases.withLock { $0.kept.count } }
 
     /// Runs `body` on a service of its own as the cluster's superuser.
     private func asAdmin<T>(_ body: (PostgresService) async throws -> T) async throws -> T {
@@ -22,7 +22,7 @@ import Testing
     private func waitUntilKeptConnectionsClosed(_ service: PostgresService) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline,
-              service.runtime.pool.leases.withLock({ $0.kept.contains { !$0.kept.connection.isClosed } }) {
+              service.runtime.router.hosts[0].leases.withLock({ $0.kept.contains { !$0.kept.connection.isClosed } }) {
             try await Task.sleep(for: .milliseconds(20))
         }
     }
@@ -97,10 +97,10 @@ import Testing
             // Another client ends the idle kept connection's backend and waits until it has exited.
             try await asAdmin { _ = try await $0.query("SELECT pg_terminate_backend(\(doomed), 5000)") }
             try await waitUntilKeptConnectionsClosed(service)
-            #expect(service.runtime.pool.leases.withLock { $0.kept.map(\.kept.connection.isClosed) } == [true])
+            #expect(service.runtime.router.hosts[0].leases.withLock { $0.kept.map(\.kept.connection.isClosed) } == [true])
             let pid = try await backendPID(service)
             #expect(pid != doomed)
-            #expect(service.runtime.pool.leases.withLock { $0.kept.allSatisfy { !$0.kept.connection.isClosed } })
+            #expect(service.runtime.router.hosts[0].leases.withLock { $0.kept.allSatisfy { !$0.kept.connection.isClosed } })
         }
     }
 
@@ -137,10 +137,10 @@ import Testing
                     "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = \(database.settings.database)")
             }
             try await waitUntilKeptConnectionsClosed(service)
-            #expect(service.runtime.pool.leases.withLock { $0.kept.filter(\.kept.connection.isClosed).count } == kept)
+            #expect(service.runtime.router.hosts[0].leases.withLock { $0.kept.filter(\.kept.connection.isClosed).count } == kept)
             let rows = try await service.query("SELECT 1")
             #expect(rows.count == 1)
-            #expect(service.runtime.pool.leases.withLock { $0.kept.allSatisfy { !$0.kept.connection.isClosed } })
+            #expect(service.runtime.router.hosts[0].leases.withLock { $0.kept.allSatisfy { !$0.kept.connection.isClosed } })
         }
         try await database.drop()
     }
@@ -149,7 +149,7 @@ import Testing
         let database = try await TestDatabase.create()
         let service = try PostgresService(configuration: .init(connection: database.settings, pool: Self.keepLong))
         let running = Task { try await service.run() }
-        await service.runtime.pool.keeper.started.wait()
+        await service.runtime.router.hosts[0].keeper.started.wait()
         _ = try await backendPID(service)
         _ = try await backendPID(service)
         #expect(keptCount(service) == 1)

@@ -80,7 +80,7 @@ func peakMemoryMB() -> Double {
                 try await fill(200_000, service)
             }
             for _ in 1...3 {
-                let result = try CLI.run(
+                let result = try await CLI.run(
                     ["stream-lost-connection"], environment: ["DATABASE_URL": database.url],
                     binary: CLI.product("StructPostgresFaultProbe"))
                 #expect(result.status == 0, "exit \(result.status): \(result.output.prefix(300)) \(result.errors.prefix(300))")

@@ -94,7 +94,10 @@ import Testing
         ("postgres://u@h/d?sslmode", "'sslmode' has no '=value'"),
         ("postgres://u@h/d?color=blue", "unknown query parameter 'color'"),
         ("postgres://u@h/d?connect_timeout=soon", "connect_timeout 'soon'"),
-        ("postgres://u@h1,h2/d", "several hosts"),
+        ("postgres://u@h1,,h2/d", "host 2 of the host list is empty"),
+        ("postgres://u@h1,h2:x/d", "port 'x'"),
+        ("postgres://u@h/d?target_session_attrs=writable", "target_session_attrs 'writable' is not one of any, read-write"),
+        ("postgres://u@h/d?pool_mode=statement", "pool_mode 'statement' is not session or transaction"),
         ("postgres://u@[::1/d", "no closing ']'"),
         ("postgres://u@h/d#frag", "fragment"),
     ])
@@ -102,6 +105,18 @@ import Testing
         let error = #expect(throws: StructPostgresError.self) { try ConnectionSettings(url: url, environment: [:]) }
         #expect(error?.code == .invalidConfiguration)
         #expect(error?.message.contains(expected) == true, "\(error?.message ?? "no error")")
+    }
+
+    @Test func severalHostsAreTriedInOrderAsLibpqListsThem() throws {
+        let settings = try ConnectionSettings(url: "postgres://u@h1:5433,[::1]:5434,h3/d?target_session_attrs=read-write&pool_mode=transaction")
+        #expect(settings.endpoints == [Endpoint(host: "h1", port: 5433), Endpoint(host: "::1", port: 5434), Endpoint(host: "h3", port: 5432)])
+        #expect(settings.targetSessionAttributes == .readWrite)
+        #expect(settings.poolMode == .transaction)
+        #expect(settings.description == "postgres://u@h1:5433,::1:5434,h3:5432/d?sslmode=prefer&target_session_attrs=read-write&pool_mode=transaction")
+        #expect(settings.at(settings.endpoints[1]).endpoints == [Endpoint(host: "::1", port: 5434)])
+        let fromEnvironment = try ConnectionSettings.fromEnvironment(["PGHOST": "h", "PGUSER": "u", "PGTARGETSESSIONATTRS": "prefer-standby"])
+        #expect(fromEnvironment.targetSessionAttributes == .preferStandby)
+        #expect(try ConnectionSettings(url: "postgres://u@h/d").poolMode == .session)
     }
 
     @Test func thePasswordNeverAppears() throws {

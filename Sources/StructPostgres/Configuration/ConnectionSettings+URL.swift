@@ -4,7 +4,9 @@ extension ConnectionSettings {
     /// Parses a libpq connection URI: `postgres[ql]://[user[:password]@][host][:port][/database][?param=value&...]`.
     ///
     /// Query parameters understood: `sslmode`, `sslrootcert`, `application_name`, `connect_timeout`,
-    /// `host` (a socket directory or host name), `port`, `user`, `password`, `dbname`.
+    /// `host` (a socket directory or host name), `port`, `user`, `password`, `dbname`, `target_session_attrs`,
+    /// and `pool_mode` (`transaction` behind PgBouncer in transaction mode; not libpq's).
+    /// Several hosts are listed as libpq lists them: `postgres://h1:5432,h2:5433/db?target_session_attrs=read-write`.
     /// Parts the URL leaves out are taken from `environment` (libpq's `PG*` variables) and then defaults.
     /// - Throws: ``StructPostgresError`` with code `invalidConfiguration`, naming the part that is wrong.
     public init(url: String, environment: [String: String] = [:]) throws {
@@ -39,6 +41,10 @@ struct URLParts {
     var sslRootCert: String?
     var applicationName: String?
     var connectTimeout: String?
+    var targetSessionAttributes: String?
+    var poolMode: String?
+    /// Hosts after the first, with their ports (`nil`: the first host's port).
+    var otherHosts: [(host: String, port: String?)] = []
 
     init() {}
 
@@ -99,6 +105,8 @@ struct URLParts {
             case "user": user = value
             case "password": password = value
             case "dbname": database = value
+            case "target_session_attrs": targetSessionAttributes = value
+            case "pool_mode": poolMode = value
             default: throw fail("unknown query parameter '\(name)'")
             }
         }
@@ -108,7 +116,20 @@ struct URLParts {
         _ authority: Substring, fail: (String) -> StructPostgresError
     ) throws {
         guard !authority.isEmpty else { return }
-        if authority.contains(",") { throw fail("several hosts are not supported") }
+        let hosts = authority.split(separator: ",", omittingEmptySubsequences: false)
+        if hosts.count > 1 {
+            for (index, entry) in hosts.enumerated() {
+                guard !entry.isEmpty else { throw fail("host \(index + 1) of the host list is empty") }
+                var part = URLParts()
+                try part.parseHostPort(entry, fail: fail)
+                if index == 0 {
+                    (host, port) = (part.host, part.port)
+                } else {
+                    otherHosts.append((part.host ?? "localhost", part.port))
+                }
+            }
+            return
+        }
         var hostPart = authority
         if authority.hasPrefix("[") {
             guard let close = authority.firstIndex(of: "]") else {
@@ -149,6 +170,7 @@ struct URLParts {
         sslRootCert = pick(sslRootCert, "PGSSLROOTCERT")
         applicationName = pick(applicationName, "PGAPPNAME")
         connectTimeout = pick(connectTimeout, "PGCONNECT_TIMEOUT")
+        targetSessionAttributes = pick(targetSessionAttributes, "PGTARGETSESSIONATTRS")
         if user == nil { user = env["USER"] ?? env["LOGNAME"] }
     }
 
@@ -159,11 +181,26 @@ struct URLParts {
         guard let user, !user.isEmpty else { throw fail("no user name: give one in the URL or PGUSER") }
         var settings = ConnectionSettings(user: user, password: password, database: database)
         if let host { settings.host = host }
-        if let port {
+        func portNumber(_ port: String) throws -> Int {
             guard let number = Int(port), (1...65535).contains(number) else {
                 throw fail("port '\(port)' is not a number between 1 and 65535")
             }
-            settings.port = number
+            return number
+        }
+        if let port { settings.port = try portNumber(port) }
+        settings.otherHosts = try otherHosts.map { Endpoint(host: $0.host, port: try $0.port.map(portNumber) ?? 5432) }
+        if let targetSessionAttributes {
+            guard let attributes = TargetSessionAttributes(rawValue: targetSessionAttributes) else {
+                let known = TargetSessionAttributes.allCases.map(\.rawValue).joined(separator: ", ")
+                throw fail("target_session_attrs '\(targetSessionAttributes)' is not one of \(known)")
+            }
+            settings.targetSessionAttributes = attributes
+        }
+        if let poolMode {
+            guard let mode = PoolMode(rawValue: poolMode) else {
+                throw fail("pool_mode '\(poolMode)' is not session or transaction")
+            }
+            settings.poolMode = mode
         }
         if let sslMode {
             guard let mode = SSLMode(rawValue: sslMode) else {

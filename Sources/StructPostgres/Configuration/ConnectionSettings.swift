@@ -19,6 +19,14 @@ public struct ConnectionSettings: Sendable, Equatable, CustomStringConvertible {
     public var applicationName: String?
     /// `connect_timeout` in seconds, when given.
     public var connectTimeout: Duration?
+    /// Further hosts of a multi-host URL, tried in order after ``host``:``port`` (see ``targetSessionAttributes``).
+    public var otherHosts: [Endpoint] = []
+    /// Which host to use when several are listed (libpq's `target_session_attrs`); with one host, `.any` does
+    /// not check it, any other value refuses a host that does not fit.
+    public var targetSessionAttributes: TargetSessionAttributes = .any
+    /// `.transaction` behind PgBouncer in transaction mode and similar poolers (URL: `pool_mode=transaction`).
+    /// See the *Deploying* article.
+    public var poolMode: PoolMode = .session
 
     public init(
         host: String = "localhost", port: Int = 5432, user: String, password: String? = nil,
@@ -40,7 +48,10 @@ public struct ConnectionSettings: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         let auth = password == nil ? user : "\(user):****"
-        let place = usesUnixSocket ? "[socket \(unixSocketPath)]" : "\(host):\(port)"
-        return "postgres://\(auth)@\(place)/\(database)?sslmode=\(sslMode.rawValue)"
+        let place = endpoints.map(\.description).joined(separator: ",")
+        var parameters = "sslmode=\(sslMode.rawValue)"
+        if targetSessionAttributes != .any { parameters += "&target_session_attrs=\(targetSessionAttributes.rawValue)" }
+        if poolMode != .session { parameters += "&pool_mode=\(poolMode.rawValue)" }
+        return "postgres://\(auth)@\(place)/\(database)?\(parameters)"
     }
 }

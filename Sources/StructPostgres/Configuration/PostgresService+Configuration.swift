@@ -15,10 +15,23 @@ extension PostgresService {
         public var maxTransactionRetries: Int
         /// Called after every statement the service sends; useful for counting statements in tests.
         public var queryObserver: (@Sendable (QueryEvent) -> Void)?
-        /// Prepare statements once per connection and reuse them (on by default). Turn off behind a pooler
-        /// that does not keep a server connection per client connection, such as PgBouncer in transaction mode
-        /// before 1.21: every statement is then parsed and planned each time it is sent.
+        /// Prepare statements once per connection and reuse them (on by default; always off with
+        /// ``ConnectionSettings/poolMode`` `.transaction`). Off, every statement is parsed and planned each time
+        /// it is sent. Should a pooler refuse prepared statements anyway, the service notices (SQLSTATE 42P05 or
+        /// 26000), sends them unnamed from then on, and logs one warning that names `pool_mode=transaction`.
         public var preparesStatements = true
+        /// Read replicas: reads outside a transaction (fetch, count, exists, stream) go to them in turn; writes,
+        /// transactions and ``PostgresService/primary`` go to ``connection``. A replica that is down, or further
+        /// behind than ``maxReplicaLag``, is skipped until it recovers; with none left, reads go to the primary.
+        /// A multi-host URL adds each of its hosts. See the *Deploying* article.
+        public var replicas: [ConnectionSettings] = []
+        /// How far behind the primary a replica may replay before reads skip it; `nil` (the default): not checked.
+        public var maxReplicaLag: Duration?
+        /// How often replicas that are down (and, with ``maxReplicaLag``, all replicas) are checked.
+        public var replicaCheckInterval: Duration = .seconds(1)
+        /// Where observers listen (`LISTEN` needs a session of its own); `nil`: ``connection``. Required with
+        /// ``ConnectionSettings/poolMode`` `.transaction`: give the server's own address, not the pooler's.
+        public var listenerConnection: ConnectionSettings?
         /// What a fetch that names no ``Loading`` loads (``Loading/default``): every relationship to three levels
         /// unless set. `.none` makes every plain fetch one query.
         public var defaultLoading: Loading = .threeLevels

@@ -134,6 +134,7 @@ extension ConnectionPool {
             waiting = false
         }
         defer { stopWaiting() }
+        try await checkReachable()
         let askedAt = ContinuousClock.now
         let handoff = AsyncStream<PostgresConnection>.makeStream()
         let release = ReleaseSignal()

@@ -13,15 +13,29 @@ final class ConnectionPool: Sendable {
     let keeper: ConnectionKeeper
     let canceller: StatementCanceller
     let telemetry: Telemetry
+    /// One of several hosts or a replica: with no connection open, a caller that would wait for one first checks
+    /// that the host accepts connections, so that a host that is down fails the call at once (and the router
+    /// goes elsewhere) instead of after ``PoolOptions/acquireTimeout``.
+    let failsFast: Bool
 
-    init(settings: ConnectionSettings, options: PoolOptions, logger: Logger, telemetry: Telemetry) throws {
+    init(settings: ConnectionSettings, options: PoolOptions, logger: Logger, telemetry: Telemetry, failsFast: Bool = false) throws {
         self.telemetry = telemetry
+        self.failsFast = failsFast
         self.settings = settings
         self.options = options
         self.logger = logger
         client = PostgresClient(configuration: try settings.clientConfiguration(pool: options), backgroundLogger: logger)
         keeper = ConnectionKeeper(idleLimit: options.keepIdleConnectionsFor)
         canceller = StatementCanceller(settings: settings, connectTimeout: settings.connectTimeout ?? options.connectTimeout, logger: logger)
+    }
+
+    /// The host and port this pool connects to.
+    var endpoint: Endpoint { Endpoint(host: settings.host, port: settings.port) }
+
+    /// For a pool that ``failsFast``: throws when no connection is open and the host refuses a new one.
+    func checkReachable() async throws {
+        guard failsFast, leases.withLock({ $0.open.isEmpty }) else { return }
+        try await diagnoseConnection()
     }
 
     /// How long opening one connection may take.

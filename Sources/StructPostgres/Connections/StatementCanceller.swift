@@ -11,6 +11,9 @@ import Synchronization
 /// closes its connection, so that the call fails at once and the connection is never used again (no late
 /// cancel can hit the next caller's statement). On a server without that setting, it also asks the server to
 /// cancel the backend's statement with `pg_cancel_backend` over a short connection of its own.
+///
+/// Behind a transaction pooler (``PoolMode/transaction``) a connection has no backend of its own: neither is
+/// done, and cancelling only closes the connection (the pooler then closes the server connection it was using).
 final class StatementCanceller: Sendable {
     /// How often a backend running a statement checks that its client is still there.
     static let clientCheckInterval = "250ms"
@@ -25,8 +28,10 @@ final class StatementCanceller: Sendable {
     private let settings: ConnectionSettings
     private let connectTimeout: Duration
     private let logger: Logger
+    private let hasSessions: Bool
 
     init(settings: ConnectionSettings, connectTimeout: Duration, logger: Logger) {
+        hasSessions = settings.poolMode == .session
         self.settings = settings
         self.connectTimeout = connectTimeout
         self.logger = logger
@@ -34,6 +39,7 @@ final class StatementCanceller: Sendable {
 
     /// Reads the backend process id of `connection` and sets its client check, once, before its first statement.
     func learnBackend(of connection: PostgresConnection) async throws {
+        guard hasSessions else { return }
         let id = connection.id
         if backends.withLock({ $0[id] }) != nil { return }
         let query: PostgresQuery = """

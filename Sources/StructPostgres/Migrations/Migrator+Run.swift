@@ -5,21 +5,20 @@ extension Migrator {
     /// The advisory lock key: the first eight bytes of "structpg".
     static let lockKey: Int64 = 0x7374_7275_6374_7067
 
-    /// Runs `body` on a dedicated connection (not the pool's: migrations may change session settings, and
-    /// closing it releases the lock whatever happened), holding the advisory lock, after creating the
-    /// history table. In a dry run, neither lock nor table: the body sees the history as it is.
+    /// Runs `body` on a dedicated connection (not the pool's: migrations may change session settings), holding
+    /// the migration lock, after creating the history table. In a dry run, neither lock nor table: the body sees
+    /// the history as it is.
     func withHistory<T>(_ body: (MigrationHistory, [MigrationHistory.Row]) async throws -> T) async throws -> T {
         try await withDedicatedSession { session in
             if options.dryRun {
                 let history = try await MigrationHistory.resolve(options.historyTable, session: session)
                 return try await body(history, try await history.exists() ? history.rows() : [])
             }
-            try await lock(session)
-            let history = try await MigrationHistory.resolve(options.historyTable, session: session)
-            try await history.create()
-            let result = try await body(history, try await history.rows())
-            try await unlock(session)
-            return result
+            return try await withLock {
+                let history = try await MigrationHistory.resolve(options.historyTable, session: session)
+                try await history.create()
+                return try await body(history, try await history.rows())
+            }
         }
     }
 
@@ -36,19 +35,39 @@ extension Migrator {
         try await service.runtime.withDedicatedSession(body)
     }
 
-    private func lock(_ session: DatabaseSession) async throws {
-        let deadline = ContinuousClock.now + options.lockTimeout
-        while true {
-            if try await session.run("SELECT pg_try_advisory_lock(\(Self.lockKey))").first?.decode(Bool.self) == true { return }
-            guard ContinuousClock.now < deadline else {
-                throw StructPostgresError.refused("another migrator held the migration lock for longer than \(options.lockTimeout)")
+    /// Runs `body` holding the migration lock: a transaction-scoped advisory lock, taken in a transaction left open
+    /// on a second connection until `body` ends. A transaction keeps its server session also through a pooler in
+    /// transaction mode, and the lock ends with the transaction whatever happens (the connection lost, the process
+    /// killed): a session lock could be taken on one pooled server session and left held there by an unlock sent
+    /// on another.
+    private func withLock<T>(_ body: () async throws -> T) async throws -> T {
+        try await withDedicatedSession { lock in
+            let deadline = ContinuousClock.now + options.lockTimeout
+            while true {
+                // A waiting runner keeps no transaction open between attempts: CREATE INDEX CONCURRENTLY waits
+                // for open transactions, and would wait for this one.
+                try await lock.execute(statement: "BEGIN")
+                if try await lock.run("SELECT pg_try_advisory_xact_lock(\(Self.lockKey))").first?.decode(Bool.self) == true {
+                    // A statement that takes no snapshot replaces the SELECT's portal, whose snapshot would otherwise
+                    // hold back CREATE INDEX CONCURRENTLY; and the server's idle timeout must not end the lock.
+                    try await lock.execute(statement: "SET LOCAL idle_in_transaction_session_timeout = 0")
+                    break
+                }
+                await lock.rollBack()
+                guard ContinuousClock.now < deadline else {
+                    throw StructPostgresError.refused("another migrator held the migration lock for longer than \(options.lockTimeout)")
+                }
+                try await Task.sleep(for: .milliseconds(100))
             }
-            try await Task.sleep(for: .milliseconds(100))
+            do {
+                let result = try await body()
+                await lock.rollBack()
+                return result
+            } catch {
+                await lock.rollBack()
+                throw error
+            }
         }
-    }
-
-    private func unlock(_ session: DatabaseSession) async throws {
-        _ = try await session.run("SELECT pg_advisory_unlock(\(Self.lockKey))")
     }
 
     /// Refuses a history that does not match the files: failed, changed, missing or out-of-order migrations.

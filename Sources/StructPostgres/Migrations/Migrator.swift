@@ -3,10 +3,10 @@ import PostgresNIO
 
 /// Applies the SQL migrations of a ``MigrationSet`` to a database, recording them in a history table.
 ///
-/// Each run takes an advisory lock on one dedicated connection before it reads the history, so that
-/// concurrent runners (two app instances, two deploys) apply each migration exactly once. Waiting runners
-/// poll with `pg_try_advisory_lock` rather than block, since a blocked `pg_advisory_lock` deadlocks
-/// against `CREATE INDEX CONCURRENTLY`.
+/// Each run holds an advisory lock before it reads the history, so that concurrent runners (two app instances,
+/// two deploys) apply each migration exactly once: a transaction-scoped lock in a transaction kept open on a
+/// second dedicated connection, which also holds through PgBouncer in transaction mode. Waiting runners poll with
+/// `pg_try_advisory_xact_lock` rather than block, since a blocked lock deadlocks against `CREATE INDEX CONCURRENTLY`.
 ///
 /// ```swift
 /// let migrator = Migrator(service: service, migrations: try MigrationSet(directory: URL(fileURLWithPath: "migrations")))

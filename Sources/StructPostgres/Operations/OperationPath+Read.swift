@@ -33,9 +33,9 @@ extension OperationPath {
         }
         let released = ReleaseSignal()
         let opened = AsyncThrowingStream<CursorReader, any Error>.makeStream()
-        Task { [runtime] in
+        Task { [runtime, self] in
             do {
-                try await runtime.withSession { session in
+                try await runtime.withSession(nil, route(operation)) { session in
                     try await session.execute(statement: "BEGIN READ ONLY")
                     do {
                         opened.continuation.yield(try await session.openCursor(E.self, request, name: "structpg_stream"))

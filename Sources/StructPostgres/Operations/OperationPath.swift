@@ -8,6 +8,13 @@ public struct OperationPath: Sendable {
     let runtime: ServiceRuntime
     /// The transaction the operations run in; `nil`: each runs on a pooled connection of its own.
     let transaction: TransactionState?
+    /// Reads go to the primary even when there are replicas.
+    var pinnedToPrimary = false
+
+    init(runtime: ServiceRuntime, transaction: TransactionState?) {
+        self.runtime = runtime
+        self.transaction = transaction
+    }
 
     /// Performs `operation` with one session: the transaction's, or a pooled connection's for its duration.
     func perform<T>(_ operation: Operation, _ body: (DatabaseSession) async throws -> T) async throws -> T {
@@ -16,8 +23,21 @@ public struct OperationPath: Sendable {
                 try transaction.ensureActive()
                 return try await body(transaction.session)
             }
-            return try await runtime.withSession(span, body)
+            return try await runtime.withSession(span, route(operation), body)
         }
+    }
+
+    /// Where `operation` runs when it is not in a transaction: reads on a replica unless pinned, the rest on the primary.
+    func route(_ operation: Operation) -> ServiceRuntime.Route {
+        guard operation.isRead, !pinnedToPrimary, !runtime.router.replicas.isEmpty else { return .primary }
+        return .replica(idempotent: operation.kind != .stream)
+    }
+
+    /// The same path with every operation on the primary.
+    func pinned() -> OperationPath {
+        var path = self
+        path.pinnedToPrimary = true
+        return path
     }
 
     /// Performs `operation`, whose statements must all take effect or none: in a transaction of its own (retried

@@ -5,7 +5,7 @@ import PostgresNIO
 /// layer's caches. Every operation of the service and of its transactions runs on it (see ``OperationPath``).
 final class ServiceRuntime: Sendable {
     let configuration: PostgresService.Configuration
-    let pool: ConnectionPool
+    let router: ConnectionRouter
     let sessions: SessionContext
     let upserts: UpsertCache
     /// What a fetch naming no ``Loading`` loads (read per fetch: kept apart from the configuration's copy).
@@ -18,23 +18,76 @@ final class ServiceRuntime: Sendable {
         self.configuration = configuration
         let telemetry = Telemetry(configuration: configuration)
         self.telemetry = telemetry
-        let pool = try ConnectionPool(
-            settings: configuration.connection, options: configuration.pool, logger: configuration.logger, telemetry: telemetry)
-        self.pool = pool
-        sessions = SessionContext(configuration: configuration, canceller: pool.canceller, telemetry: telemetry)
+        let router = try ConnectionRouter(configuration: configuration, telemetry: telemetry)
+        self.router = router
+        sessions = SessionContext(configuration: configuration, telemetry: telemetry)
         upserts = UpsertCache(catalog: sessions.catalog)
         defaultLoading = configuration.defaultLoading
+        let listening = configuration.listenerConnection
+        let (timeout, logger) = (configuration.pool.connectTimeout, configuration.logger)
         listener = ChangeListener(reconnectPatience: configuration.listenerReconnectTimeout, logger: configuration.logger) {
-            try await pool.settings.connect(timeout: pool.connectTimeout, logger: pool.logger)
+            if let listening { return try await listening.connect(timeout: listening.connectTimeout ?? timeout, logger: logger) }
+            if configuration.connection.poolMode == .transaction {
+                throw StructPostgresError(
+                    .invalidConfiguration,
+                    "observing needs LISTEN on a session of its own, which a transaction pooler (pool_mode=transaction) does not keep: set Configuration.listenerConnection to the server's own address")
+            }
+            let pool = try await router.primary()
+            return try await pool.settings.connect(timeout: pool.connectTimeout, logger: pool.logger)
         }
     }
 
     var logger: Logger { configuration.logger }
 
+    /// Where a session's connection comes from.
+    enum Route: Sendable {
+        /// The primary: writes, transactions, raw SQL, pinned reads.
+        case primary
+        /// A replica in turn, or the primary when none is usable. `idempotent`: the read may run again after its
+        /// connection failed midway (a fetch; not a stream that has yielded rows).
+        case replica(idempotent: Bool)
+    }
+
     /// Runs `body` on a session of a pooled connection. A failed statement may have left a transaction open
     /// (a script's `BEGIN`): the session is rolled back then, so that no connection goes back to the pool so.
     /// `span`: the operation's, which notes a wait for a connection.
-    func withSession<T>(_ span: OperationSpan? = nil, _ body: (DatabaseSession) async throws -> T) async throws -> T {
+    ///
+    /// A read on a replica that turns out to be down runs again elsewhere; a primary that is gone is looked for
+    /// again among the listed hosts, and a call that never reached it runs again on the new one.
+    func withSession<T>(_ span: OperationSpan? = nil, _ route: Route = .primary, _ body: (DatabaseSession) async throws -> T) async throws -> T {
+        var attempts = 0
+        while true {
+            attempts += 1
+            var sent = false
+            let (pool, replica) = try await pool(for: route)
+            do {
+                return try await session(on: pool, span) { session in
+                    sent = true
+                    return try await body(session)
+                }
+            } catch let error as StructPostgresError where error.underlying is PreparedStatementRefused && attempts <= 2 {
+                // Nothing ran (the pooler refused the statement before it executed); statements now go unnamed.
+                continue
+            } catch let error as StructPostgresError where ConnectionRouter.meansHostGone(error) && attempts <= router.pools.count {
+                if let replica {
+                    replica.set(.down(error.message), logger: logger)
+                    if case .replica(let idempotent) = route, idempotent || !sent, !Task.isCancelled { continue }
+                } else if router.primaryFailed(error), !sent, !Task.isCancelled {
+                    continue
+                }
+                throw error
+            }
+        }
+    }
+
+    private func pool(for route: Route) async throws -> (ConnectionPool, Replica?) {
+        switch route {
+        case .primary: (try await router.primary(), nil)
+        case .replica: try await router.reader()
+        }
+    }
+
+    private func session<T>(on pool: ConnectionPool, _ span: OperationSpan?, _ body: (DatabaseSession) async throws -> T) async throws -> T {
         let asked = span == nil ? nil : ContinuousClock.now
         return try await pool.withConnection { connection in
             if let asked, let span {
@@ -43,7 +96,7 @@ final class ServiceRuntime: Sendable {
                     span.event("waited for a connection", ["db.client.connection.wait_time_ms": .double(Double(waited.nanoseconds) / 1e6)])
                 }
             }
-            let session = DatabaseSession(connection: connection, context: sessions)
+            let session = DatabaseSession(connection: connection, context: sessions, canceller: pool.canceller)
             do {
                 return try await body(session)
             } catch let error as StructPostgresError where error.sqlState != nil {
@@ -53,9 +106,11 @@ final class ServiceRuntime: Sendable {
         }
     }
 
-    /// A session on a connection of its own, outside the pool (see ``ConnectionPool/withDedicatedConnection(_:)``).
+    /// A session on a connection of its own to the primary, outside the pool (see
+    /// ``ConnectionPool/withDedicatedConnection(_:)``).
     func withDedicatedSession<T>(_ body: (DatabaseSession) async throws -> T) async throws -> T {
-        try await pool.withDedicatedConnection { try await body(DatabaseSession(connection: $0, context: sessions)) }
+        let pool = try await router.primary()
+        return try await pool.withDedicatedConnection { try await body(DatabaseSession(connection: $0, context: sessions, canceller: pool.canceller)) }
     }
 
     /// Forgets table layouts, prepared statements and upsert plans: they may no longer match a changed schema.

@@ -70,7 +70,7 @@ final class CursorReader: @unchecked Sendable {
         let sql = "FETCH FROM \(name)"
         do {
             try session.checkCancellation(before: sql)
-            return try await session.context.canceller.cancellable(on: session.connection) { try await cells.get() }
+            return try await session.canceller.cancellable(on: session.connection) { try await cells.get() }
         } catch {
             if Task.isCancelled { throw DatabaseSession.cancelled(error, sql: sql) }
             throw StructPostgresError.from(error, sql: sql).with(entity: layout.entity, table: layout.schema.table)

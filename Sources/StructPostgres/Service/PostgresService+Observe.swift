@@ -9,7 +9,7 @@ extension PostgresService {
         loading: Loading = .default
     ) -> ModelObservation<Model> {
         ModelObservation(
-            path: operationPath, registry: observations, request: FetchRequest(filter: filter, sort: sort, limit: limit), loading: loading)
+            path: operationPath.pinned(), registry: observations, request: FetchRequest(filter: filter, sort: sort, limit: limit), loading: loading)
     }
 
     /// The models matching an NSPredicate format string, now and after every change. A malformed format string
@@ -37,7 +37,7 @@ extension PostgresService {
 
     /// Every change announced for `tables` (names as in ``EntityProtocol/table``), as it arrives.
     public func changes(in tables: [String]) -> TableChanges {
-        TableChanges(path: operationPath, tables: tables)
+        TableChanges(path: operationPath.pinned(), tables: tables)
     }
 
     /// Installs the triggers of ``ChangeNotifications`` on `tables`, for code that sets up its own schema; an app

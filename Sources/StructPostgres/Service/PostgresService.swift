@@ -35,7 +35,7 @@ public final class PostgresService: PostgresAccess, Service {
     /// Runs the connection pool until the task is cancelled or graceful shutdown is triggered, and the tasks
     /// that keep connections leased between calls (a call then takes one without a round through the pool).
     public func run() async throws {
-        await runtime.pool.run()
+        await runtime.router.run()
         runtime.listener.stop()
     }
 
@@ -47,13 +47,22 @@ public final class PostgresService: PostgresAccess, Service {
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await service.run() }
             defer { group.cancelAll() }
-            await service.runtime.pool.keeper.started.wait()
+            await service.runtime.router.waitUntilStarted()
             return try await body(service)
         }
     }
 
     /// How many pooled connections calls are using right now (connections kept idle between calls do not count).
-    public var connectionsInUse: Int { runtime.pool.connectionsInUse }
+    public var connectionsInUse: Int { runtime.router.connectionsInUse }
+
+    /// Every operation of the service on the primary, also reads when there are replicas: for a read that must
+    /// see the caller's own writes.
+    ///
+    /// ```swift
+    /// try await service.update(entities: [review])
+    /// let mine = try await service.primary.fetch(ReviewModel.self, where: .equal("uuid", review.uuid))
+    /// ```
+    public var primary: PrimaryAccess { PrimaryAccess(operationPath: operationPath.pinned()) }
 
     /// Runs `body` in one transaction: it commits when `body` returns and rolls back when it throws.
     ///
@@ -87,9 +96,14 @@ public final class PostgresService: PostgresAccess, Service {
 
     /// Leases a connection for `body`; the connection must not escape it.
     public func withConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
-        try await runtime.pool.withConnection(body)
+        try await runtime.router.primary().withConnection(body)
     }
 
     /// Forgets the table layouts read from the catalog, after the schema changed under a running service.
     public func forgetSchemaCache() { runtime.forgetSchemas() }
+}
+
+/// The operations of a ``PostgresService`` with reads pinned to the primary (``PostgresService/primary``).
+public struct PrimaryAccess: PostgresAccess {
+    public let operationPath: OperationPath
 }

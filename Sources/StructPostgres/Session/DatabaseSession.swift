@@ -14,6 +14,8 @@ typealias RowSequence = AsyncThrowingMapSequence<PostgresRowSequence, PostgresRo
 struct DatabaseSession: Sendable {
     let connection: PostgresConnection
     let context: SessionContext
+    /// Stops the statement of a cancelled task (its pool's: it knows the host).
+    let canceller: StatementCanceller
 
     /// Sends `statement` and reads all its rows.
     func run(_ statement: Statement) async throws -> [PostgresRow] {
@@ -75,7 +77,7 @@ struct DatabaseSession: Sendable {
             try checkCancellation(before: statement.sql)
             try ensureOpen(sql: statement.sql)
             do {
-                try await context.canceller.learnBackend(of: connection)
+                try await canceller.learnBackend(of: connection)
             } catch {
                 throw StructPostgresError.from(error, sql: statement.sql)
             }
@@ -99,20 +101,40 @@ struct DatabaseSession: Sendable {
                 result = try await perform(name)
             } else {
                 result = try await context.telemetry.measureStatement(statement.sql) {
-                    try await context.canceller.cancellable(on: connection) { try await perform(name) }
+                    try await canceller.cancellable(on: connection) { try await perform(name) }
                 }
             }
             observe(statement, since: start, failed: false)
             return result
         } catch {
             observe(statement, since: start, failed: true)
-            if let name { context.preparedStatements.failed(key, name: name, sqlState: (error as? PSQLError)?.serverInfo?[.sqlState]) }
+            let sqlState = (error as? PSQLError)?.serverInfo?[.sqlState]
+            if let name { context.preparedStatements.failed(key, name: name, sqlState: sqlState) }
+            if name != nil, let sqlState, sqlState == "42P05" || sqlState == "26000" {
+                throw preparedStatementRefused(sqlState, sql: statement.sql)
+            }
             let mapped = Task.isCancelled && !statement.runsWhenCancelled
                 ? Self.cancelled(error, sql: statement.sql)
                 : StructPostgresError.from(error, sql: statement.sql, revealValues: logBoundValues)
             context.logger.debug("query failed", metadata: ["error": "\(mapped)"])
             throw mapped
         }
+    }
+
+    /// A prepared statement the server session did not have, or had already: the connection goes through a
+    /// pooler in transaction mode (PgBouncer before 1.21). Statements are sent unnamed from now on, and the call
+    /// runs again (see ``ServiceRuntime/withSession(_:_:_:)``): the statement did not execute.
+    private func preparedStatementRefused(_ sqlState: String, sql: String) -> StructPostgresError {
+        if context.stopPreparing() {
+            context.logger.warning(
+                "prepared statements are not kept between statements: this looks like a pooler in transaction mode (PgBouncer). Statements are sent unnamed from now on; set pool_mode=transaction in the URL (or ConnectionSettings.poolMode) to say so and skip this check",
+                metadata: ["sqlstate": "\(sqlState)"])
+        }
+        var error = StructPostgresError(
+            .server, "the server session did not keep the prepared statement (a pooler in transaction mode?); set pool_mode=transaction",
+            sqlState: sqlState, sql: sql)
+        error.underlying = PreparedStatementRefused()
+        return error
     }
 
     /// Runs SQL without parameters, statement by statement; a failure names the statement's line.
@@ -158,3 +180,6 @@ struct DatabaseSession: Sendable {
             duration: ContinuousClock.now - start, failed: failed))
     }
 }
+
+/// Marks the error of a statement a pooler refused before it ran (see `preparedStatementRefused`).
+struct PreparedStatementRefused: Error, Sendable {}

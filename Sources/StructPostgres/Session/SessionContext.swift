@@ -2,25 +2,30 @@ import Logging
 import Synchronization
 
 /// What every session of one service shares: logging, the statement observer, prepared statement names, the
-/// tables read from the catalog, and the canceller of the connections below.
+/// tables read from the catalog, instrumentation.
 final class SessionContext: Sendable {
     let logger: Logger
     /// Log bound values and keep the server's `DETAIL` in errors.
     let logBoundValues: Bool
     let queryObserver: (@Sendable (QueryEvent) -> Void)?
-    let preparesStatements: Bool
+    /// Whether statements are prepared: configured, and no transaction pooler seen.
+    var preparesStatements: Bool { prepares.load(ordering: .relaxed) }
+    private let prepares: Atomic<Bool>
     let preparedStatements = PreparedStatementRegistry()
     let catalog = CatalogCache()
-    let canceller: StatementCanceller
     let telemetry: Telemetry
 
-    init(configuration: PostgresService.Configuration, canceller: StatementCanceller, telemetry: Telemetry) {
+    init(configuration: PostgresService.Configuration, telemetry: Telemetry) {
         self.telemetry = telemetry
         logger = configuration.logger
         logBoundValues = configuration.logBoundValues
         queryObserver = configuration.queryObserver
-        preparesStatements = configuration.preparesStatements
-        self.canceller = canceller
+        prepares = Atomic(configuration.preparesStatements && configuration.connection.poolMode == .session)
+    }
+
+    /// Stops preparing statements after a pooler refused one; true for the call that stopped it.
+    func stopPreparing() -> Bool {
+        prepares.exchange(false, ordering: .relaxed)
     }
 
     /// Forgets table layouts and prepared statements: both may no longer match a changed schema.

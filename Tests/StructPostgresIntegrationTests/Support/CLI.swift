@@ -28,18 +28,32 @@ struct CLI {
         return here.deletingLastPathComponent().appendingPathComponent(name)
     }
 
-    func run(_ arguments: String..., environment extra: [String: String] = [:]) throws -> Result {
-        try Self.run(Array(arguments) + ["--migrations-dir", migrations.path], environment: ["DATABASE_URL": databaseURL].merging(extra) { $1 })
+    func run(_ arguments: String..., environment extra: [String: String] = [:]) async throws -> Result {
+        try await Self.run(Array(arguments) + ["--migrations-dir", migrations.path], environment: ["DATABASE_URL": databaseURL].merging(extra) { $1 })
     }
 
     func start(_ arguments: String...) throws -> Process {
         try Self.process(Array(arguments) + ["--migrations-dir", migrations.path], environment: ["DATABASE_URL": databaseURL]).0
     }
 
-    static func run(_ arguments: [String], environment: [String: String], binary: URL = binary, in directory: URL? = nil) throws -> Result {
+    /// Runs the program and waits for it without holding a thread of the test's concurrency pool (a program that
+    /// waits for the test process, for a lock or a pooled connection, must not starve it).
+    static func run(_ arguments: [String], environment: [String: String], binary: URL = binary, in directory: URL? = nil) async throws -> Result {
         let (process, out, err) = try process(arguments, environment: environment, binary: binary, in: directory)
-        process.waitUntilExit()
+        await exit(of: process)
         return Result(status: process.terminationStatus, output: read(out), errors: read(err))
+    }
+
+    /// Waits until `process` has exited, on a thread of its own: `Process.waitUntilExit()` would block a thread of
+    /// the concurrency pool.
+    static func exit(of process: Process) async {
+        let box = UncheckedProcess(process: process)
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                box.process.waitUntilExit()
+                done.resume()
+            }
+        }
     }
 
     static func process(
@@ -102,4 +116,9 @@ func withCLI<T>(_ files: [String: String], _ body: (CLI, MigrationFiles, Postgre
         try? await Task { try await database.drop() }.value
         throw error
     }
+}
+
+/// A `Process` handed to the thread that waits for it; nothing else uses it meanwhile.
+private struct UncheckedProcess: @unchecked Sendable {
+    let process: Process
 }

@@ -1,0 +1,156 @@
+import Logging
+import PostgresNIO
+import Synchronization
+
+/// Where each operation's connection comes from. Writes, transactions and pinned reads go to the primary: the
+/// first listed host that fits `target_session_attrs`, found again after it fails (a failover). Reads outside a
+/// transaction go to the replicas in turn, skipping those that are down or lag too far, and to the primary when
+/// none is left.
+final class ConnectionRouter: Sendable {
+    /// One pool per listed host of the connection settings.
+    let hosts: [ConnectionPool]
+    let replicas: [Replica]
+    let attributes: TargetSessionAttributes
+    let logger: Logger
+    private let chosen: Mutex<Int?>
+    private let discovery = Mutex<Task<Int, any Error>?>(nil)
+    private let turn = Atomic(0)
+    private let health: ReplicaHealth?
+
+    init(configuration: PostgresService.Configuration, telemetry: Telemetry) throws {
+        let connection = configuration.connection
+        let endpoints = connection.endpoints
+        attributes = connection.targetSessionAttributes
+        logger = configuration.logger
+        let failover = endpoints.count > 1
+        hosts = try endpoints.map {
+            try ConnectionPool(settings: connection.at($0), options: configuration.pool, logger: configuration.logger,
+                               telemetry: telemetry, failsFast: failover)
+        }
+        replicas = try configuration.replicas.flatMap { settings in
+            try settings.endpoints.map {
+                Replica(pool: try ConnectionPool(settings: settings.at($0), options: configuration.pool, logger: configuration.logger,
+                                                 telemetry: telemetry, failsFast: true))
+            }
+        }
+        // One host taken as it is needs no check.
+        chosen = Mutex(endpoints.count == 1 && attributes == .any ? 0 : nil)
+        health = replicas.isEmpty ? nil : ReplicaHealth(
+            maxLag: configuration.maxReplicaLag, interval: configuration.replicaCheckInterval, logger: configuration.logger)
+    }
+
+    /// Every pool, replicas included.
+    var pools: [ConnectionPool] { hosts + replicas.map(\.pool) }
+
+    /// The primary's pool: the host chosen before, or the first that fits, looked for now.
+    func primary() async throws -> ConnectionPool {
+        if let index = chosen.withLock({ $0 }) { return hosts[index] }
+        let task = discovery.withLock { running -> Task<Int, any Error> in
+            if let running { return running }
+            let started = Task { [self] in try await discover() }
+            running = started
+            return started
+        }
+        defer { discovery.withLock { if $0 == task { $0 = nil } } }
+        let index = try await task.value
+        chosen.withLock { $0 = index }
+        return hosts[index]
+    }
+
+    /// The pool for a read outside a transaction: the next usable replica, or the primary.
+    func reader() async throws -> (ConnectionPool, Replica?) {
+        let usable = replicas.filter(\.isUsable)
+        if usable.isEmpty { return (try await primary(), nil) }
+        let next = usable[turn.add(1, ordering: .relaxed).oldValue % usable.count]
+        return (next.pool, next)
+    }
+
+    /// After an operation on the primary failed: forgets the choice when the error says the host is gone or no
+    /// longer writable, so that the next operation looks again.
+    /// - Returns: whether the primary will be looked for again.
+    @discardableResult
+    func primaryFailed(_ error: StructPostgresError) -> Bool {
+        guard hosts.count > 1 || attributes != .any, Self.meansHostGone(error) || error.sqlState == "25006" else { return false }
+        let forgot = chosen.withLock { chosen -> Bool in
+            defer { chosen = nil }
+            return chosen != nil
+        }
+        if forgot { logger.info("looking for the primary again", metadata: ["reason": "\(error.message)"]) }
+        return true
+    }
+
+    /// Whether `error` says the server is unreachable or shutting down (not a failed statement).
+    static func meansHostGone(_ error: StructPostgresError) -> Bool {
+        if error.code == .connectionLost { return true }
+        guard let state = error.sqlState else { return false }
+        return ["57P01", "57P02", "57P03"].contains(state) || state.hasPrefix("08")
+    }
+
+    /// Tries the hosts in order and returns the first that fits ``attributes`` (`prefer-standby`: a standby,
+    /// then any host).
+    private func discover() async throws -> Int {
+        var reasons: [String] = []
+        var roles: [Int: HostRole] = [:]
+        for (index, pool) in hosts.enumerated() {
+            do {
+                let role = try await HostRole.read(pool)
+                roles[index] = role
+                if role.fits(attributes) { return index }
+                reasons.append("\(pool.endpoint) is \(role)")
+            } catch {
+                reasons.append("\(pool.endpoint): \((error as? StructPostgresError)?.message ?? "\(error)")")
+            }
+        }
+        if attributes == .preferStandby, let any = roles.keys.min() { return any }
+        throw StructPostgresError(
+            .connectionLost,
+            "no host fits target_session_attrs=\(attributes.rawValue): \(reasons.joined(separator: "; "))")
+    }
+
+    /// Runs every pool, and the replicas' health checks, until cancelled.
+    func run() async {
+        await withDiscardingTaskGroup { group in
+            for pool in pools { group.addTask { await pool.run() } }
+            if let health {
+                group.addTask { [replicas] in await health.run(replicas) }
+            }
+        }
+    }
+
+    /// Waits until every pool runs.
+    func waitUntilStarted() async {
+        for pool in pools { await pool.keeper.started.wait() }
+    }
+
+    var connectionsInUse: Int { pools.reduce(0) { $0 + $1.connectionsInUse } }
+}
+
+/// What a host is, read on a connection of its own: in recovery (a standby) or not, read-only or not.
+struct HostRole: Sendable, CustomStringConvertible {
+    let inRecovery: Bool
+    let readOnly: Bool
+
+    static func read(_ pool: ConnectionPool) async throws -> HostRole {
+        try await pool.withDedicatedConnection { connection in
+            let rows = try await connection.query(
+                "SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on'", logger: pool.logger
+            ).get().rows
+            guard let (recovery, readOnly) = try rows.first?.decode((Bool, Bool).self) else {
+                throw StructPostgresError(.server, "\(pool.endpoint) did not say whether it is in recovery")
+            }
+            return HostRole(inRecovery: recovery, readOnly: readOnly)
+        }
+    }
+
+    func fits(_ attributes: TargetSessionAttributes) -> Bool {
+        switch attributes {
+        case .any: true
+        case .readWrite: !readOnly
+        case .readOnly: readOnly
+        case .primary: !inRecovery
+        case .standby, .preferStandby: inRecovery
+        }
+    }
+
+    var description: String { inRecovery ? "a standby (in recovery)" : readOnly ? "read-only" : "a read-write primary" }
+}
