@@ -20,7 +20,7 @@ private final class Results<Model: Sendable>: Sendable {
     func fail(_ error: any Error) { failure.withLock { $0 = error } }
 
     /// Waits until a result satisfies `condition`, at most `timeout`; returns it. Throws what ended the observation.
-    func first(within timeout: Duration = .seconds(20), where condition: ([Model]) -> Bool) async throws -> [Model]? {
+    func first(within timeout: Duration = .seconds(60), where condition: ([Model]) -> Bool) async throws -> [Model]? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let found = all.last(where: condition) { return found }

@@ -104,6 +104,7 @@ struct RowEncoder {
     /// The column value of one `Encodable` value, e.g. a filter argument.
     static func columnValue<T: Encodable>(of value: T, property: String) throws -> ColumnValue {
         if let encoded = value as? EncodedValue { return encoded.value }
+        if let captured = value as? PredicateValue { return try columnValue(of: captured.value, property: property) }
         if let leaf = value as? any ColumnConvertible { return leaf.columnValue }
         if let array = value as? any ColumnArrayConvertible { return array.columnValue }
         if let raw = value as? any RawRepresentable, let leaf = raw.rawValue as? any ColumnConvertible {

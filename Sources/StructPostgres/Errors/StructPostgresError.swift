@@ -20,7 +20,7 @@ public struct StructPostgresError: Error, Sendable, CustomStringConvertible {
             case serializationFailure, deadlock, queryCancelled, poolTimeout, connectionLost
             case decoding, undefinedTable, undefinedColumn, invalidValue, unsupportedType
             case invalidConfiguration, transactionMisuse, server, client
-            case migrationFailed, migrationRefused
+            case migrationFailed, migrationRefused, unsupportedPredicate
         }
         private let backing: Backing
         private init(_ backing: Backing) { self.backing = backing }
@@ -61,6 +61,8 @@ public struct StructPostgresError: Error, Sendable, CustomStringConvertible {
         public static let migrationFailed = Self(.migrationFailed)
         /// The migrator refused to run: a changed, missing, failed or out-of-order migration, or a bad file.
         public static let migrationRefused = Self(.migrationRefused)
+        /// A `#Predicate` expression that cannot be compiled to SQL; the message names the part.
+        public static let unsupportedPredicate = Self(.unsupportedPredicate)
         /// Any other error PostgreSQL reported; see ``StructPostgresError/sqlState``.
         public static let server = Self(.server)
         /// Any other client-side failure.
