@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "StructPostgresTesting", targets: ["StructPostgresTesting"]),
         .executable(name: "structpg", targets: ["structpg"]),
         .executable(name: "Bookstore", targets: ["Bookstore"]),
+        .library(name: "BookstoreModels", targets: ["BookstoreModels"]),
     ],
     dependencies: [
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
@@ -53,10 +54,15 @@ let package = Package(
             dependencies: ["StructPostgres"],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "BookstoreModels",
+            dependencies: ["StructPostgres"],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "Bookstore",
             dependencies: [
-                "StructPostgres", "StructPostgresTesting",
+                "StructPostgres", "StructPostgresTesting", "BookstoreModels",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -83,7 +89,7 @@ let package = Package(
         .testTarget(
             name: "StructPostgresIntegrationTests",
             dependencies: [
-                "StructPostgres", "StructPostgresTesting", "Bookstore",
+                "StructPostgres", "StructPostgresTesting", "Bookstore", "BookstoreModels",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),

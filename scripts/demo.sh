@@ -1,9 +1,27 @@
 #!/usr/bin/env bash
 # Runs the example app: the book store, written to and read back from PostgreSQL.
 # Uses DATABASE_URL when set; otherwise the app starts a throwaway cluster and stops it at the end.
+#   scripts/demo.sh            # the command-line example (Sources/Bookstore)
+#   scripts/demo.sh --server   # the web service (Examples/BookstoreServer) on http://127.0.0.1:8080, until Ctrl-C
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PG_BINDIR=$(scripts/ensure-postgres.sh)
 export PG_BINDIR
+if [ "${1:-}" = "--server" ]; then
+  shift
+  swift build --package-path Examples/BookstoreServer --product BookstoreServer
+  port="${PORT:-8080}"
+  book=00000000-0000-4000-8000-000000000101
+  cat <<TRY
+The book store web service, on a throwaway PostgreSQL unless DATABASE_URL is set. Try, from another terminal:
+  curl http://127.0.0.1:$port/stores
+  curl http://127.0.0.1:$port/books/$book
+  curl "http://127.0.0.1:$port/books/$book/reviews?limit=5"
+  curl -N http://127.0.0.1:$port/books/$book/reviews/live     # server-sent events, one per change; then, elsewhere:
+  curl -X POST -H 'Content-Type: application/json' -d '{"content": "Loved it."}' http://127.0.0.1:$port/books/$book/reviews
+Ctrl-C stops it gracefully.
+TRY
+  PORT="$port" SEED_EXAMPLE=1 exec Examples/BookstoreServer/.build/debug/BookstoreServer "$@"
+fi
 swift run Bookstore "$@"

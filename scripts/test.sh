@@ -7,7 +7,7 @@
 # test at a time so that a loaded machine does not stretch the times they assert; then the integration tests a
 # second time through a local PgBouncer in transaction mode (STRUCTPG_TEST_POOLER=pgbouncer), all but those about
 # a server session itself (prepared statements, kept connections, cancellation, TLS) and the pooler's and replicas'
-# own suites, which ran in the first pass.
+# own suites, which ran in the first pass; last, the web service example's tests (Examples/BookstoreServer).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,3 +28,7 @@ if [ -z "${DATABASE_URL:-}" ] && { command -v pgbouncer >/dev/null 2>&1 || [ -x 
 else
   echo "test.sh: SKIPPED the pass through PgBouncer: pgbouncer is not installed or DATABASE_URL is set"
 fi
+# The web service example (its own package: Hummingbird is built here, never for users of the library).
+echo "test.sh: the book store web service (Examples/BookstoreServer)"
+swift build --package-path Examples/BookstoreServer --build-tests
+swift test --package-path Examples/BookstoreServer --skip-build

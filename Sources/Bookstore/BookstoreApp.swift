@@ -1,3 +1,4 @@
+import BookstoreModels
 import Foundation
 import Logging
 import StructPostgres

@@ -1,3 +1,4 @@
+import BookstoreModels
 import Foundation
 
 /// The demo's fixed data; fixed uuids make a second run update rows instead of adding new ones.

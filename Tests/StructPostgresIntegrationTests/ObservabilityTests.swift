@@ -1,4 +1,5 @@
 @testable import Bookstore
+import BookstoreModels
 import Foundation
 import InMemoryTracing
 import MetricsTestKit

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Bookstore
+import BookstoreModels
 @testable import StructPostgres
 
 /// A book whose conversion fails for some rows, to show which failure a call reports, or registers a second

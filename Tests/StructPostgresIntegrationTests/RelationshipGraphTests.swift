@@ -1,5 +1,6 @@
 import Foundation
 @testable import Bookstore
+import BookstoreModels
 import StructPostgres
 import Testing
 

@@ -1,4 +1,5 @@
 @testable import Bookstore
+import BookstoreModels
 import Foundation
 @testable import StructPostgres
 import Testing

@@ -1,4 +1,5 @@
 @testable import Bookstore
+import BookstoreModels
 import Foundation
 import StructPostgres
 import Testing
@@ -87,7 +88,7 @@ import Testing
             let since = reviews.map(\.createdAt).sorted()[reviews.count / 2]
             let recent = try await service.fetch(ReviewModel.self, where: #Predicate<ReviewModel> { $0.createdAt >= since }, loading: .none)
             #expect(Set(recent.map(\.uuid)) == Set(reviews.filter { $0.createdAt >= since }.map(\.uuid)))
-            let role = Bookstore.Role.critic
+            let role = BookstoreModels.Role.critic
             let critics = try await service.fetch(UserModel.self, where: #Predicate<UserModel> { $0.role == role }, loading: .none)
             #expect(try await service.count(UserModel.self, where: "role == %@", role) == critics.count)
             #expect(critics.allSatisfy { $0.role == .critic })

@@ -1,5 +1,6 @@
 import Foundation
 @testable import Bookstore
+import BookstoreModels
 import StructPostgres
 
 /// A book written as a flat row, its author given by key only.

@@ -1,0 +1,26 @@
+import Hummingbird
+import StructPostgres
+
+/// Maps the library's errors to HTTP statuses with a JSON body (`{"error":{"message":"..."}}`): a bad value 400, a
+/// unique conflict 409, a pool or server that is not answering 503. Messages name what and where, never values.
+struct DatabaseErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as StructPostgresError {
+            let status = Self.status(of: error)
+            if status == .internalServerError { context.logger.error("request failed", metadata: ["error": "\(error)"]) }
+            throw HTTPError(status, message: error.message)
+        }
+    }
+
+    static func status(of error: StructPostgresError) -> HTTPResponse.Status {
+        switch error.code {
+        case .uniqueViolation: .conflict
+        case .invalidValue, .undefinedColumn, .checkViolation, .notNullViolation, .foreignKeyViolation, .unsupportedPredicate, .decoding:
+            .badRequest
+        case .poolTimeout, .connectionLost, .queryCancelled, .serializationFailure, .deadlock: .serviceUnavailable
+        default: .internalServerError
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import BookstoreAPI
+import Foundation
+import Logging
+import StructPostgres
+import StructPostgresTesting
+
+// The book store as a web service. `DATABASE_URL` (and libpq's PG* variables) say where PostgreSQL is; without
+// them a throwaway local cluster is started and removed on exit. `HOST`, `PORT` (8080) and `MIGRATIONS_DIR` are
+// optional. SIGTERM or SIGINT stops it gracefully.
+var logger = Logger(label: "bookstore-server")
+logger.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+do {
+    var cluster: LocalPostgresCluster?
+    var connection: ConnectionSettings
+    if let url = ProcessInfo.processInfo.environment["DATABASE_URL"], !url.isEmpty {
+        connection = try ConnectionSettings.fromEnvironment()
+    } else {
+        logger.info("no DATABASE_URL: starting a throwaway PostgreSQL")
+        cluster = try LocalPostgresCluster.start()
+        connection = cluster!.settings
+    }
+    defer { cluster?.stop() }
+    var configuration = PostgresService.Configuration(connection: connection, logger: logger)
+    if let listen = ProcessInfo.processInfo.environment["LISTEN_DATABASE_URL"], !listen.isEmpty {
+        configuration.listenerConnection = try ConnectionSettings(url: listen)
+    }
+    let service = try PostgresService(configuration: configuration)
+    let settings = try ServerSettings.fromEnvironment()
+    let app = buildApplication(service: service, settings: settings, logger: logger) { port in
+        print("Listening on http://\(settings.host):\(port)")
+    }
+    try await app.runService()
+} catch {
+    FileHandle.standardError.write(Data("bookstore-server: \(error)\n".utf8))
+    exit(1)
+}

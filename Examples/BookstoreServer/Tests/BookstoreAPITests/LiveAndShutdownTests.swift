@@ -1,0 +1,116 @@
+@testable import BookstoreAPI
+import BookstoreModels
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import ServiceLifecycle
+import StructPostgres
+import StructPostgresTesting
+import Synchronization
+import Testing
+
+/// The live route over a real socket, and a graceful shutdown with a request in flight.
+@Suite struct LiveAndShutdownTests {
+    @Test func aLiveClientReceivesAnEventAfterAPost() async throws {
+        try await withRunningServer { port, service, seed in
+            async let stream = get("http://127.0.0.1:\(port)/books/\(seed.earthsea)/reviews/live?events=2")
+            try await waitForListener(service)
+            let (status, _) = try await send("POST", "http://127.0.0.1:\(port)/books/\(seed.earthsea)/reviews", json: #"{"content": "Read it twice."}"#)
+            #expect(status == 201)
+            let (streamStatus, events) = try await stream
+            #expect(streamStatus == 200)
+            let blocks = events.components(separatedBy: "\n\n").filter { $0.hasPrefix("event: reviews") }
+            #expect(blocks.count == 2, "\(events)")
+            #expect(blocks.first?.contains("data: []") == true)
+            #expect(blocks.last?.contains("Read it twice.") == true)
+        }
+    }
+
+    @Test func shutdownFinishesTheRequestInFlightThenClosesThePool() async throws {
+        let database = try await TestDatabase.create()
+        let service = try PostgresService(configuration: .init(connection: database.settings, pool: PoolOptions(maxConnections: 4)))
+        let port = Mutex<Int?>(nil)
+        let app = buildApplication(service: service, settings: ServerSettings(port: 0)) { bound in port.withLock { $0 = bound } }
+        let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: Logger(label: "test"))
+        let running = Task { try await group.run() }
+        while port.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(20)) }
+        let url = "http://127.0.0.1:\(port.withLock { $0 }!)"
+        let seed = Seed()
+        _ = try await seed.write(service)
+
+        let inFlight = Task { try await get("\(url)/books/\(seed.earthsea)/reviews/live?events=2") }
+        try await waitForListener(service)
+        await group.triggerGracefulShutdown()
+        // The server drains: the request in flight ends once its second event comes, from a change made elsewhere.
+        try await Task.sleep(for: .milliseconds(300))
+        try await PostgresService.withService(configuration: .init(connection: database.settings)) { other in
+            try await other.update(entities: [ReviewModel(uuid: UUID(), bookID: seed.earthsea, content: "late", createdAt: .now)])
+        }
+        let (status, events) = try await inFlight.value
+        #expect(status == 200)
+        #expect(events.contains("late"))
+        try await running.value
+        #expect(service.connectionsInUse == 0)
+        try await database.drop()
+    }
+}
+
+/// A server on a free port with a fresh database, seeded; stopped (gracefully) after `body`.
+private func withRunningServer(_ body: (Int, PostgresService, Seed) async throws -> Void) async throws {
+    let database = try await TestDatabase.create()
+    let service = try PostgresService(configuration: .init(connection: database.settings, pool: PoolOptions(maxConnections: 4)))
+    let port = Mutex<Int?>(nil)
+    let app = buildApplication(service: service, settings: ServerSettings(port: 0)) { bound in port.withLock { $0 = bound } }
+    let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: Logger(label: "test"))
+    let running = Task { try await group.run() }
+    do {
+        while port.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(20)) }
+        let seed = Seed()
+        _ = try await seed.write(service)
+        try await body(port.withLock { $0 }!, service, seed)
+    } catch {
+        await group.triggerGracefulShutdown()
+        _ = try? await running.value
+        try? await database.drop()
+        throw error
+    }
+    await group.triggerGracefulShutdown()
+    try await running.value
+    try await database.drop()
+}
+
+/// Waits until the service listens for changes (its observer has subscribed).
+private func waitForListener(_ service: PostgresService) async throws {
+    for _ in 0..<500 {
+        let listening = try await service.query("""
+            SELECT count(*)::int8 FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'
+            """)[0].decode(Int64.self)
+        if listening > 0 { return }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    Issue.record("the live route did not start listening within 10 s")
+}
+
+private func get(_ url: String) async throws -> (Int, String) { try await send("GET", url, json: nil) }
+
+/// One HTTP request with Foundation's client; returns the status and the whole body.
+private func send(_ method: String, _ url: String, json: String?) async throws -> (Int, String) {
+    var request = URLRequest(url: URL(string: url)!)
+    request.httpMethod = method
+    request.timeoutInterval = 60
+    if let json {
+        request.httpBody = Data(json.utf8)
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+    }
+    return try await withCheckedThrowingContinuation { continuation in
+        URLSession.shared.dataTask(with: request) { data, response, error in
+            if let error { return continuation.resume(throwing: error) }
+            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            continuation.resume(returning: (status, String(decoding: data ?? Data(), as: UTF8.self)))
+        }.resume()
+    }
+}
