@@ -27,7 +27,8 @@ do {
     let service = try PostgresService(configuration: configuration)
     let settings = try ServerSettings.fromEnvironment()
     let app = buildApplication(service: service, settings: settings, logger: logger) { port in
-        print("Listening on http://\(settings.host):\(port)")
+        // Written at once (stdout is buffered when it is a file or a pipe): scripts wait for this line.
+        FileHandle.standardOutput.write(Data("Listening on http://\(settings.host):\(port)\n".utf8))
     }
     try await app.runService()
 } catch {
