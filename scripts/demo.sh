@@ -10,7 +10,8 @@ PG_BINDIR=$(scripts/ensure-postgres.sh)
 export PG_BINDIR
 if [ "${1:-}" = "--server" ]; then
   shift
-  swift build --package-path Examples/BookstoreServer --product BookstoreServer
+  # The library's build folder: the dependencies both packages share are compiled once.
+  swift build --package-path Examples/BookstoreServer --scratch-path .build --product BookstoreServer
   port="${PORT:-8080}"
   book=00000000-0000-4000-8000-000000000101
   cat <<TRY
@@ -22,6 +23,6 @@ The book store web service, on a throwaway PostgreSQL unless DATABASE_URL is set
   curl -X POST -H 'Content-Type: application/json' -d '{"content": "Loved it."}' http://127.0.0.1:$port/books/$book/reviews
 Ctrl-C stops it gracefully.
 TRY
-  PORT="$port" SEED_EXAMPLE=1 exec Examples/BookstoreServer/.build/debug/BookstoreServer "$@"
+  PORT="$port" SEED_EXAMPLE=1 exec .build/debug/BookstoreServer "$@"
 fi
 swift run Bookstore "$@"

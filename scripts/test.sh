@@ -28,7 +28,9 @@ if [ -z "${DATABASE_URL:-}" ] && { command -v pgbouncer >/dev/null 2>&1 || [ -x 
 else
   echo "test.sh: SKIPPED the pass through PgBouncer: pgbouncer is not installed or DATABASE_URL is set"
 fi
-# The web service example (its own package: Hummingbird is built here, never for users of the library).
+# The web service example (its own package: Hummingbird is built here, never for users of the library), in the
+# same build folder, so that the dependencies both packages share (NIO, PostgresNIO, the crypto libraries) are
+# compiled once.
 echo "test.sh: the book store web service (Examples/BookstoreServer)"
-swift build --package-path Examples/BookstoreServer --build-tests
-swift test --package-path Examples/BookstoreServer --skip-build
+swift build --package-path Examples/BookstoreServer "${scratch[@]}" --build-tests
+swift test --package-path Examples/BookstoreServer "${scratch[@]}" --skip-build
