@@ -26,7 +26,7 @@ public final class LocalPgBouncer: Sendable {
 
     /// Starts a PgBouncer in front of `cluster`; `poolSize`: server connections per database,
     /// `maxServerConnections`: in all (a local cluster allows 600, shared with the tests' direct connections).
-    public static func start(in front: LocalPostgresCluster, poolSize: Int = 20, maxServerConnections: Int = 100) throws -> LocalPgBouncer {
+    public static func start(in front: LocalPostgresCluster, poolSize: Int = 20, maxServerConnections: Int = 250) throws -> LocalPgBouncer {
         guard let program else {
             throw TestDatabaseError("pgbouncer is not installed: apt-get install -y pgbouncer (or scripts/ensure-postgres.sh --pgbouncer)")
         }
@@ -50,7 +50,7 @@ public final class LocalPgBouncer: Sendable {
             max_client_conn = 1000
             default_pool_size = \(poolSize)
             max_user_connections = \(maxServerConnections)
-            server_idle_timeout = 2
+            server_idle_timeout = 1
             server_reset_query =
             ignore_startup_parameters = extra_float_digits
             logfile = \(directory)/pgbouncer.log

@@ -15,14 +15,16 @@ struct Tally: StoredModel, Equatable {
 /// connections than client connections, so that consecutive statements of one client land on different server
 /// sessions. The main flows run through it as a whole second pass (`STRUCTPG_TEST_POOLER=pgbouncer`, see
 /// `scripts/test.sh`); these are what only a pooler shows.
-@Suite(.enabled(if: LocalPgBouncer.program != nil, "pgbouncer is not installed (scripts/ensure-postgres.sh --pgbouncer installs it)"))
+@Suite(
+    .enabled(if: LocalPgBouncer.program != nil, "pgbouncer is not installed (scripts/ensure-postgres.sh --pgbouncer installs it)"),
+    .enabled(if: ProcessInfo.processInfo.environment["DATABASE_URL"] == nil, "PgBouncer is started in front of the local cluster; DATABASE_URL is set"))
 struct PgBouncerTests {
     /// A database reached directly and through a PgBouncer of its own; `body` gets the direct settings and the
     /// pooler's (with the pool mode left as the user set it: `.session`, the default).
     private func withPooler(
         poolSize: Int = 4, _ body: (_ direct: ConnectionSettings, _ pooled: ConnectionSettings) async throws -> Void
     ) async throws {
-        guard let cluster = try await TestPostgres.localCluster() else { return }
+        let cluster = try #require(try await TestPostgres.localCluster())
         let bouncer = try LocalPgBouncer.start(in: cluster, poolSize: poolSize)
         defer { bouncer.stop() }
         let database = try await TestDatabase.create()
