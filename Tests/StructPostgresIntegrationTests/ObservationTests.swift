@@ -227,13 +227,13 @@ where S.Element == [Model] {
             let reader = Task {
                 for try await event in service.changes(in: ["notes"]) { events.withLock { $0.append(event) } }
             }
-            for _ in 0..<500 where service.runtime.listener.channelCount == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            for _ in 0..<6_000 where service.runtime.listener.channelCount == 0 { try await Task.sleep(for: .milliseconds(10)) }
             let notes = [Note(uuid: UUID(), text: "a"), Note(uuid: UUID(), text: "b")]
             try await service.update(entities: notes)
             try await service.update(entities: notes)  // unchanged: no statement changed a row, no notification
             try await service.delete(entities: [notes[0]])
             try await service.execute(unsafeSQL: "TRUNCATE notes")
-            for _ in 0..<500 where events.withLock({ $0.count }) < 3 { try await Task.sleep(for: .milliseconds(10)) }
+            for _ in 0..<6_000 where events.withLock({ $0.count }) < 3 { try await Task.sleep(for: .milliseconds(10)) }
             reader.cancel()
             // The order of keys within one statement is the server's: compare them sorted.
             let seen = events.withLock { $0 }.map { event -> ChangeEvent in
@@ -258,9 +258,9 @@ extension ObservationTests {
             let reader = Task {
                 for try await event in service.changes(in: ["notes"]) { events.withLock { $0.append(event) } }
             }
-            for _ in 0..<500 where service.runtime.listener.channelCount == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            for _ in 0..<6_000 where service.runtime.listener.channelCount == 0 { try await Task.sleep(for: .milliseconds(10)) }
             try await service.execute(unsafeSQL: "DELETE FROM notes")
-            for _ in 0..<500 where events.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(10)) }
+            for _ in 0..<6_000 where events.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(10)) }
             reader.cancel()
             #expect(events.withLock { $0 } == [.change(TableChange(table: "public.notes", operation: .delete, rowCount: nil, keys: nil))])
         }
