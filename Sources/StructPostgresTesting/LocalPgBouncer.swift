@@ -111,20 +111,12 @@ public final class LocalPgBouncer: Sendable {
         throw TestDatabaseError("pgbouncer did not listen on 127.0.0.1:\(port) within 5 s: \(log)")
     }
 
-    /// A detached shell that waits for this process to end, then stops PgBouncer and removes its files.
+    /// Stops PgBouncer and removes its files once this process has ended, whatever way it ends.
     private static func startWatchdog(directory: String) {
-        let script = """
-            while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done
+        Watchdog.start(cleanup: """
             kill "$(cat '\(directory)/pgbouncer.pid' 2>/dev/null)" 2>/dev/null
             sleep 1
             rm -rf '\(directory)'
-            """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["setsid", "sh", "-c", script]
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try? process.run()
+            """)
     }
 }

@@ -169,20 +169,12 @@ public final class LocalPostgresCluster: Sendable {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    /// A detached shell that waits for this process to end, then stops the server and removes its files.
+    /// Stops the server and removes its files once this process has ended, whatever way it ends.
     private static func startWatchdog(pgCtl: String, data: String, directory: String, osUser: String?) {
         let runAs = osUser.map { "runuser -u \($0) -- " } ?? ""
-        let script = """
-            while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done
+        Watchdog.start(cleanup: """
             \(runAs)'\(pgCtl)' -D '\(data)' -m immediate stop >/dev/null 2>&1
             rm -rf '\(directory)'
-            """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["setsid", "sh", "-c", script]
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try? process.run()
+            """)
     }
 }

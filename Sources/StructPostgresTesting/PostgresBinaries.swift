@@ -83,3 +83,21 @@ enum Shell {
         return text
     }
 }
+
+/// Cleans up after this process whatever way it ends: a detached shell waits for the process to be gone, then runs
+/// `cleanup` (stop a server, remove its files).
+enum Watchdog {
+    static func start(cleanup: String) {
+        let script = """
+            while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done
+            \(cleanup)
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["setsid", "sh", "-c", script]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try? process.run()
+    }
+}
