@@ -32,19 +32,13 @@ import Testing
 
     @Test func shutdownFinishesTheRequestInFlightThenClosesThePool() async throws {
         let database = try await TestDatabase.create()
-        let service = try PostgresService(configuration: .init(connection: database.settings, pool: PoolOptions(maxConnections: 4)))
-        let port = Mutex<Int?>(nil)
-        let app = buildApplication(service: service, settings: ServerSettings(port: 0)) { bound in port.withLock { $0 = bound } }
-        let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: Logger(label: "test"))
-        let running = Task { try await group.run() }
-        while port.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(20)) }
-        let url = "http://127.0.0.1:\(port.withLock { $0 }!)"
+        let server = try await RunningServer.start(database)
         let seed = Seed()
-        _ = try await seed.write(service)
+        _ = try await seed.write(server.service)
 
-        let inFlight = Task { try await get("\(url)/books/\(seed.earthsea)/reviews/live?events=2") }
-        try await waitForListener(service)
-        await group.triggerGracefulShutdown()
+        let inFlight = Task { try await get("http://127.0.0.1:\(server.port)/books/\(seed.earthsea)/reviews/live?events=2") }
+        try await waitForListener(server.service)
+        await server.group.triggerGracefulShutdown()
         // The server drains: the request in flight ends once its second event comes, from a change made elsewhere.
         try await Task.sleep(for: .milliseconds(300))
         try await PostgresService.withService(configuration: .init(connection: database.settings)) { other in
@@ -53,33 +47,46 @@ import Testing
         let (status, events) = try await inFlight.value
         #expect(status == 200)
         #expect(events.contains("late"))
-        try await running.value
-        #expect(service.connectionsInUse == 0)
+        try await server.running.value
+        #expect(server.service.connectionsInUse == 0)
         try await database.drop()
+    }
+}
+
+/// The application on a free port of 127.0.0.1, in a `ServiceGroup` of the test's, on `database`.
+private struct RunningServer {
+    let service: PostgresService
+    let group: ServiceGroup
+    let running: Task<Void, any Error>
+    let port: Int
+
+    static func start(_ database: TestDatabase) async throws -> RunningServer {
+        let service = try PostgresService(configuration: .init(connection: database.settings, pool: PoolOptions(maxConnections: 4)))
+        let bound = Mutex<Int?>(nil)
+        let app = buildApplication(service: service, settings: ServerSettings(port: 0)) { port in bound.withLock { $0 = port } }
+        let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: Logger(label: "test"))
+        let running = Task { try await group.run() }
+        while bound.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(20)) }
+        return RunningServer(service: service, group: group, running: running, port: bound.withLock { $0 }!)
     }
 }
 
 /// A server on a free port with a fresh database, seeded; stopped (gracefully) after `body`.
 private func withRunningServer(_ body: (Int, PostgresService, Seed) async throws -> Void) async throws {
     let database = try await TestDatabase.create()
-    let service = try PostgresService(configuration: .init(connection: database.settings, pool: PoolOptions(maxConnections: 4)))
-    let port = Mutex<Int?>(nil)
-    let app = buildApplication(service: service, settings: ServerSettings(port: 0)) { bound in port.withLock { $0 = bound } }
-    let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: Logger(label: "test"))
-    let running = Task { try await group.run() }
+    let server = try await RunningServer.start(database)
     do {
-        while port.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(20)) }
         let seed = Seed()
-        _ = try await seed.write(service)
-        try await body(port.withLock { $0 }!, service, seed)
+        _ = try await seed.write(server.service)
+        try await body(server.port, server.service, seed)
     } catch {
-        await group.triggerGracefulShutdown()
-        _ = try? await running.value
+        await server.group.triggerGracefulShutdown()
+        _ = try? await server.running.value
         try? await database.drop()
         throw error
     }
-    await group.triggerGracefulShutdown()
-    try await running.value
+    await server.group.triggerGracefulShutdown()
+    try await server.running.value
     try await database.drop()
 }
 
