@@ -96,6 +96,12 @@ public final class LocalPostgresCluster: Sendable {
         try Shell.output(binaries.pgCtl, ["-D", directory + "/data", "-w", "promote"], as: osUser)
     }
 
+    /// Restarts the server on the same port and data (`pg_ctl restart`): `fast` ends every session at once, rolling
+    /// back what they had not committed. Returns once it accepts connections again.
+    public func restart() throws {
+        try Shell.output(binaries.pgCtl, ["-D", directory + "/data", "-l", directory + "/server.log", "-m", "fast", "-w", "-t", "120", "restart"], as: osUser)
+    }
+
     /// Stops the server and deletes its directory.
     public func stop() {
         _ = try? Shell.output(binaries.pgCtl, ["-D", directory + "/data", "-m", "fast", "-w", "stop"], as: osUser)

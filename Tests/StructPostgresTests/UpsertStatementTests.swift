@@ -42,6 +42,24 @@ private struct Tagged: StoredModel {
             """)
     }
 
+    @Test func aCoalescedBatchReportsEachRowByItsPlaceAndWritesInKeyOrder() throws {
+        let description = try EntityDescription(Tagged.self, schema: schema())
+        let rows = (0..<2).map { _ in Tagged(uuid: UUID(), label: "l", tags: [], status: .open) }
+        let statement = try prepared(rows, description, .upsert, reportsRows: true)
+        #expect(statement.sql == """
+            WITH u AS (SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY \
+            AS u("uuid", "label", "tags", "status", structpg_row)), \
+            w AS (INSERT INTO "shop"."tagged" AS t ("uuid", "label", "tags", "status") \
+            SELECT u."uuid", u."label", u."tags"::text[], u."status"::shop.status FROM u ORDER BY u."uuid" \
+            ON CONFLICT ("uuid") DO UPDATE SET "label" = EXCLUDED."label", "tags" = EXCLUDED."tags", "status" = EXCLUDED."status" \
+            WHERE (t."label", t."tags", t."status") IS DISTINCT FROM (EXCLUDED."label", EXCLUDED."tags", EXCLUDED."status") \
+            RETURNING t."uuid", (t.xmax = 0) AS inserted) \
+            SELECT u.structpg_row, w.inserted FROM u JOIN w ON (w."uuid") = (u."uuid")
+            """)
+        let single = try prepared([rows[0]], description, .upsert, reportsRows: true)
+        #expect(single.sql.hasPrefix("INSERT INTO"), "a single row's result says what happened to it")
+    }
+
     @Test func insertIfAbsentAndChosenColumns() throws {
         let description = try EntityDescription(Tagged.self, schema: schema())
         let batch = [Tagged(uuid: UUID(), label: nil, tags: [], status: .open)]
@@ -71,6 +89,11 @@ private struct Tagged: StoredModel {
 }
 
 /// The upsert statement as the service prepares it.
-private func prepared<E: EntityProtocol>(_ entities: [E], _ description: EntityDescription, _ options: UpsertOptions) throws -> Statement {
-    try PreparedUpsert(entities[...], description: description, options: options, cache: UpsertCache(catalog: CatalogCache()), inParallel: false).statement
+private func prepared<E: EntityProtocol>(
+    _ entities: [E], _ description: EntityDescription, _ options: UpsertOptions, reportsRows: Bool = false
+) throws -> Statement {
+    try PreparedUpsert(
+        entities[...], description: description, options: options, cache: UpsertCache(catalog: CatalogCache()), inParallel: false,
+        reportsRows: reportsRows
+    ).statement
 }

@@ -43,6 +43,10 @@ extension PostgresService {
         public var tracer: (any Tracer)?
         /// Where the service's metrics go; `nil` takes `MetricsSystem.factory` (what the app bootstrapped).
         public var metricsFactory: (any MetricsFactory)?
+        /// Gather concurrent single-row upserts into one statement and one commit (see ``WriteCoalescing``);
+        /// `nil` (the default): only calls whose options say ``UpsertOptions/coalesced(_:)`` are, with the default
+        /// window and batch size.
+        public var coalescing: WriteCoalescing?
         /// Put each statement's parameterized SQL in its span's `db.query.text` (on by default; bound values never).
         public var tracesQueryText = true
 

@@ -14,7 +14,14 @@ extension OperationPath {
         }
         // A server's most frequent write: one model, nothing else registered; no unit of work to build.
         if models.count == 1, let entity = try UnitOfWork.flatEntity(of: models[0]) {
-            return try await perform(operation) { try await writer($0, options).upsert([entity], inParallel: false) }
+            guard transaction == nil, runtime.coalescer.applies(to: options) else {
+                return try await perform(operation) { try await writer($0, options).upsert([entity], inParallel: false) }
+            }
+            return try await runtime.coalescer.lane(Model.Entity.self, options).upsert(entity) { entities in
+                try await perform(Operation(.upsert, Model.Entity.self, rows: entities.count)) {
+                    try await writer($0, options).upsertEach(entities)
+                }
+            }
         }
         return try await write(try UnitOfWork.convert(models[...], inParallel: true), operation, options: options)
     }

@@ -8,6 +8,7 @@ final class ServiceRuntime: Sendable {
     let router: ConnectionRouter
     let sessions: SessionContext
     let upserts: UpsertCache
+    let coalescer: WriteCoalescer
     /// What a fetch naming no ``Loading`` loads (read per fetch: kept apart from the configuration's copy).
     let defaultLoading: Loading
     /// The one listening connection, opened when the first observer needs it.
@@ -22,6 +23,7 @@ final class ServiceRuntime: Sendable {
         self.router = router
         sessions = SessionContext(configuration: configuration, telemetry: telemetry)
         upserts = UpsertCache(catalog: sessions.catalog)
+        coalescer = WriteCoalescer(configured: configuration.coalescing)
         defaultLoading = configuration.defaultLoading
         let listening = configuration.listenerConnection
         let (timeout, logger) = (configuration.pool.connectTimeout, configuration.logger)

@@ -133,6 +133,22 @@ struct BatchColumns: Sendable {
         return rowCount - kept.count
     }
 
+    /// The positions of `entities` in rounds without a repeated unique key: the first of each key in the first
+    /// round, the second in the second, and so on, each round in the order given.
+    static func rounds<E: EntityProtocol>(_ entities: [E], description: EntityDescription) throws -> [[Int]] {
+        let keys = try BatchColumns(entities, description: description, keysOnly: true).columns
+        var seen: [[ColumnValue]: Int] = [:]
+        var rounds: [[Int]] = []
+        for row in entities.indices {
+            let key = keys.map { storedKey($0.values[row]) }
+            let round = seen[key, default: 0]
+            seen[key] = round + 1
+            if round == rounds.count { rounds.append([]) }
+            rounds[round].append(row)
+        }
+        return rounds
+    }
+
     /// A key as PostgreSQL compares it: dates at microsecond precision.
     private static func storedKey(_ value: ColumnValue) -> ColumnValue {
         if case .timestamptz(let date) = value { return .int8(TimestampCoding.microseconds(date)) }

@@ -47,13 +47,7 @@ struct EntityWriter: Sendable {
 
     /// Sends a prepared upsert; counts what it did.
     func send<E: EntityProtocol>(_ prepared: PreparedUpsert, _ type: E.Type) async throws -> UpsertResult {
-        let description = prepared.description
-        let rows: [PostgresRow]
-        do {
-            rows = try await session.run(prepared.statement)
-        } catch let error as StructPostgresError {
-            throw UpsertSQL.explainMissingReference(error.with(entity: description.entity, table: description.schema.table), E.self, prepared)
-        }
+        let rows = try await run(prepared, E.self)
         let inserted: Int64
         let changed: Int64
         if prepared.rowCount == 1 {
@@ -70,5 +64,15 @@ struct EntityWriter: Sendable {
             result.unchanged = prepared.rowCount - Int(inserted) - Int(changed)
         }
         return result
+    }
+
+    /// Runs a prepared upsert; an error names the entity and table, and a missing reference what is missing.
+    func run<E: EntityProtocol>(_ prepared: PreparedUpsert, _ type: E.Type) async throws -> [PostgresRow] {
+        do {
+            return try await session.run(prepared.statement)
+        } catch let error as StructPostgresError {
+            let description = prepared.description
+            throw UpsertSQL.explainMissingReference(error.with(entity: description.entity, table: description.schema.table), E.self, prepared)
+        }
     }
 }

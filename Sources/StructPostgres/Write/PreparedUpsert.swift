@@ -10,16 +10,21 @@ struct PreparedUpsert: Sendable {
     let options: UpsertOptions
 
     /// Encodes and checks an upsert of `entities`; a single row's makes the plan later single rows of `E` take.
-    /// `inParallel`: a large batch is encoded on more than one thread (see ``BatchColumns``).
+    /// `inParallel`: a large batch is encoded on more than one thread (see ``BatchColumns``). `reportsRows`: the
+    /// statement returns what it did to each row rather than counts (not for a single row, whose result says it).
     init<E: EntityProtocol>(
-        _ entities: ArraySlice<E>, description: EntityDescription, options: UpsertOptions, cache: UpsertCache, inParallel: Bool
+        _ entities: ArraySlice<E>, description: EntityDescription, options: UpsertOptions, cache: UpsertCache, inParallel: Bool,
+        reportsRows: Bool = false
     ) throws {
         let batch = try BatchColumns(entities, description: description, inParallel: inParallel)
+        let reportsRows = reportsRows && batch.rowCount > 1
         let shape = UpsertShape(
             entity: ObjectIdentifier(E.self),
             columns: batch.columns.map { .init(name: $0.name, wire: $0.arrayType, needsCast: $0.needsCast) },
-            conflict: options.conflict, singleRow: batch.rowCount == 1)
-        let sql = try cache.text(shape) { try UpsertSQL.text(batch, description: description, options: options) }
+            conflict: options.conflict, singleRow: batch.rowCount == 1, reportsRows: reportsRows)
+        let sql = try cache.text(shape) {
+            try UpsertSQL.text(batch, description: description, options: options, reportsRows: reportsRows)
+        }
         statement = try Self.bind(batch, sql: sql, inParallel: inParallel)
         rowCount = batch.rowCount
         merged = batch.merged

@@ -49,4 +49,6 @@ struct UpsertShape: Hashable, Sendable {
     let columns: [Column]
     let conflict: UpsertOptions.Conflict
     let singleRow: Bool
+    /// The statement returns each written row's place in the batch (see ``UpsertSQL/text(_:description:options:reportsRows:)``).
+    var reportsRows = false
 }

@@ -6,6 +6,14 @@ public struct UpsertOptions: Sendable, Equatable {
         case ignore
     }
     let conflict: Conflict
+    /// Whether the call may be coalesced with concurrent ones (see ``WriteCoalescing``); `nil`: as the service's
+    /// ``PostgresService/Configuration-swift.struct/coalescing`` says.
+    let coalesces: Bool?
+
+    init(conflict: Conflict, coalesces: Bool? = nil) {
+        self.conflict = conflict
+        self.coalesces = coalesces
+    }
 
     /// Insert new rows, update every column of existing ones (`ON CONFLICT DO UPDATE`). The default.
     public static let upsert = UpsertOptions(conflict: .updateAll)
@@ -15,6 +23,16 @@ public struct UpsertOptions: Sendable, Equatable {
     public static func updating(_ keys: [String]) -> UpsertOptions { UpsertOptions(conflict: .update(keys)) }
     /// Insert new rows; of existing ones, update only these properties or columns.
     public static func updating(_ keys: String...) -> UpsertOptions { updating(keys) }
+
+    /// The same options, with this call coalesced with concurrent single-row upserts (`true`) or sent on its
+    /// own (`false`) whatever the service's ``PostgresService/Configuration-swift.struct/coalescing`` says.
+    ///
+    /// ```swift
+    /// try await service.update(entities: [review], options: .upsert.coalesced())
+    /// ```
+    public func coalesced(_ coalesces: Bool = true) -> UpsertOptions {
+        UpsertOptions(conflict: conflict, coalesces: coalesces)
+    }
 }
 
 /// What an upsert did.

@@ -2,7 +2,9 @@
 enum UpsertSQL {
     /// The text of an upsert of `batch`: `INSERT ... SELECT ... FROM unnest(...)`, or `INSERT ... VALUES` for one
     /// row, `ON CONFLICT` on the entity's unique key, `DO UPDATE` only where a value differs, counting what it did.
-    static func text(_ batch: BatchColumns, description: EntityDescription, options: UpsertOptions) throws -> String {
+    /// `reportsRows`: instead of counts, the place in the batch (from 1) of each row written and whether it was
+    /// inserted; the rows are written in key order, so that two such batches never wait for each other's locks.
+    static func text(_ batch: BatchColumns, description: EntityDescription, options: UpsertOptions, reportsRows: Bool = false) throws -> String {
         let schema = description.schema
         let keys = description.keyColumns
         guard schema.hasUniqueIndex(on: keys) else {
@@ -42,6 +44,21 @@ enum UpsertSQL {
             return """
                 INSERT INTO \(schema.quotedTable) AS t (\(names.joined(separator: ", "))) VALUES (\(selected.joined(separator: ", "))) \
                 ON CONFLICT (\(quotedKeys)) \(conflict) RETURNING (t.xmax = 0) AS inserted
+                """
+        }
+        if reportsRows {
+            let keyed = keys.compactMap { key in batch.columns.firstIndex { $0.name == key } }
+            let quotedKeyList = keys.map { SQLIdentifier.quote($0) }
+            let written = quotedKeyList.map { "w.\($0)" }
+            let given = keyed.map { selected[$0] }
+            let equal = schema.nullsMatch(in: keys) ? "IS NOT DISTINCT FROM" : "="
+            return """
+                WITH u AS (SELECT * FROM unnest(\(parameters.joined(separator: ", "))) WITH ORDINALITY \
+                AS u(\(names.joined(separator: ", ")), structpg_row)), \
+                w AS (INSERT INTO \(schema.quotedTable) AS t (\(names.joined(separator: ", "))) \
+                SELECT \(selected.joined(separator: ", ")) FROM u ORDER BY \(given.joined(separator: ", ")) \
+                ON CONFLICT (\(quotedKeys)) \(conflict) RETURNING \(quotedKeyList.map { "t.\($0)" }.joined(separator: ", ")), (t.xmax = 0) AS inserted) \
+                SELECT u.structpg_row, w.inserted FROM u JOIN w ON (\(written.joined(separator: ", "))) \(equal) (\(given.joined(separator: ", ")))
                 """
         }
         return """

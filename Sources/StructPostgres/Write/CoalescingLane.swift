@@ -1,0 +1,150 @@
+import PostgresNIO
+import Synchronization
+
+/// The coalesced single-row upserts of one entity type under one conflict rule (see ``WriteCoalescing``).
+///
+/// A call that finds nothing of its lane being written or waiting is written at once, in its own task. Otherwise
+/// it waits with the others until a write of the lane ends, the window ends or the batch is full; the batch is
+/// then written in a task of its own, so that no caller's cancellation reaches another caller's row. A caller
+/// cancelled while it waits leaves the batch; one cancelled after its batch was sent gets the batch's outcome.
+final class CoalescingLane<E: EntityProtocol>: Sendable {
+    /// Writes entities in order, with one result each; it must be all or nothing.
+    typealias Write = @Sendable ([E]) async throws -> [UpsertResult]
+
+    private struct Waiter {
+        let id: UInt64
+        let entity: E
+        let continuation: CheckedContinuation<UpsertResult, any Error>
+    }
+
+    private enum Next {
+        case wait, send([Waiter]), startWindow(UInt64)
+    }
+
+    private struct State {
+        var waiting: [Waiter] = []
+        /// Batches being written.
+        var writing = 0
+        /// The window of the waiting calls, while it runs: the number it was started with.
+        var window: UInt64?
+        var lastNumber: UInt64 = 0
+
+        mutating func number() -> UInt64 {
+            lastNumber += 1
+            return lastNumber
+        }
+
+        /// The waiting calls of the next batch, now counted as being written.
+        mutating func takeBatch(max: Int) -> [Waiter] {
+            let batch = Array(waiting.prefix(max))
+            waiting.removeFirst(batch.count)
+            window = nil
+            writing += 1
+            return batch
+        }
+    }
+
+    private let state = Mutex(State())
+    private let settings: WriteCoalescing
+
+    init(settings: WriteCoalescing) { self.settings = settings }
+
+    /// Calls waiting for a batch, and batches being written (a lone call counts as one).
+    var load: (waiting: Int, writing: Int) { state.withLock { ($0.waiting.count, $0.writing) } }
+
+    /// Upserts `entity` alone or with the concurrent calls of the lane; returns what was done to its row.
+    func upsert(_ entity: E, write: @escaping Write) async throws -> UpsertResult {
+        let alone = state.withLock { state in
+            guard state.waiting.isEmpty, state.writing == 0 else { return false }
+            state.writing += 1
+            return true
+        }
+        if alone {
+            defer { finishedWriting(write) }
+            return try await write([entity])[0]
+        }
+        let id = state.withLock { $0.number() }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let next = state.withLock { state -> Next in
+                    state.waiting.append(Waiter(id: id, entity: entity, continuation: continuation))
+                    if state.waiting.count >= settings.maxBatch || state.writing == 0 {
+                        return .send(state.takeBatch(max: settings.maxBatch))
+                    }
+                    guard state.window == nil else { return .wait }
+                    let window = state.number()
+                    state.window = window
+                    return .startWindow(window)
+                }
+                switch next {
+                case .wait: break
+                case .send(let batch): send(batch, write)
+                case .startWindow(let window):
+                    PostgresClient.defaultEventLoopGroup.any().scheduleTask(in: .nanoseconds(settings.window.nanoseconds)) {
+                        self.windowEnded(window, write)
+                    }
+                }
+                if Task.isCancelled { withdraw(id) }
+            }
+        } onCancel: {
+            withdraw(id)
+        }
+    }
+
+    private func windowEnded(_ window: UInt64, _ write: @escaping Write) {
+        let batch = state.withLock { state -> [Waiter]? in
+            guard state.window == window, !state.waiting.isEmpty else { return nil }
+            return state.takeBatch(max: settings.maxBatch)
+        }
+        if let batch { send(batch, write) }
+    }
+
+    /// A write of the lane ended: the calls that gathered meanwhile are sent now.
+    private func finishedWriting(_ write: @escaping Write) {
+        let batch = state.withLock { state -> [Waiter]? in
+            state.writing -= 1
+            return state.waiting.isEmpty ? nil : state.takeBatch(max: settings.maxBatch)
+        }
+        if let batch { send(batch, write) }
+    }
+
+    /// Removes a cancelled caller that still waits, which then throws `queryCancelled`; its row is not written.
+    private func withdraw(_ id: UInt64) {
+        let waiter = state.withLock { state -> Waiter? in
+            guard let index = state.waiting.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.waiting.remove(at: index)
+        }
+        waiter?.continuation.resume(throwing: StructPostgresError(
+            .queryCancelled, "the task was cancelled while its upsert waited to be coalesced; its row was not sent"))
+    }
+
+    private func send(_ batch: [Waiter], _ write: @escaping Write) {
+        Task.detached {
+            let outcomes = await Self.write(batch.map(\.entity), write)
+            for (waiter, outcome) in zip(batch, outcomes) { waiter.continuation.resume(with: outcome) }
+            self.finishedWriting(write)
+        }
+    }
+
+    /// Writes `entities`; when the batch fails for what one of its rows holds, writes each half again on its own,
+    /// in order, so that only the calls whose rows are at fault get the error.
+    private static func write(_ entities: [E], _ write: Write) async -> [Result<UpsertResult, any Error>] {
+        do {
+            return try await write(entities).map { .success($0) }
+        } catch where entities.count > 1 && mayBeOneRowsFault(error) {
+            let middle = entities.count / 2
+            return await self.write(Array(entities[..<middle]), write) + self.write(Array(entities[middle...]), write)
+        } catch {
+            return entities.map { _ in .failure(error) }
+        }
+    }
+
+    /// Whether an error may come from one row's values rather than from the connection, the pool or the schema.
+    private static func mayBeOneRowsFault(_ error: any Error) -> Bool {
+        guard let error = error as? StructPostgresError else { return true }
+        let notTheRows: [StructPostgresError.Code] = [
+            .connectionLost, .queryCancelled, .poolTimeout, .undefinedTable, .invalidConfiguration, .transactionMisuse,
+        ]
+        return !notTheRows.contains(error.code)
+    }
+}

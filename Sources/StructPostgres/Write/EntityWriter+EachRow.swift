@@ -1,0 +1,37 @@
+import PostgresNIO
+
+extension EntityWriter {
+    /// Upserts `entities` with one result each, in order: what a coalesced batch answers its callers with. Rows
+    /// with the same unique key are written in the order given, the last one winning, each with the result it
+    /// would have had alone: then the batch takes one statement per repetition, in a transaction.
+    func upsertEach<E: EntityProtocol>(_ entities: [E]) async throws -> [UpsertResult] {
+        if entities.count == 1 { return [try await upsert(entities, inParallel: false)] }
+        let description = try await session.describe(E.self)
+        let prepared = try prepareEach(entities[...], description)
+        guard prepared.merged > 0 else { return try await sendEach(prepared, E.self) }
+        let rounds = try BatchColumns.rounds(entities, description: description)
+        return try await TransactionState.run(on: session, options: TransactionOptions()) { _ in
+            var results = Array(repeating: UpsertResult(), count: entities.count)
+            for round in rounds {
+                let prepared = try prepareEach(round.map { entities[$0] }[...], description)
+                for (index, result) in zip(round, try await sendEach(prepared, E.self)) { results[index] = result }
+            }
+            return results
+        }
+    }
+
+    private func prepareEach<E: EntityProtocol>(_ entities: ArraySlice<E>, _ description: EntityDescription) throws -> PreparedUpsert {
+        try PreparedUpsert(entities, description: description, options: options, cache: cache, inParallel: false, reportsRows: true)
+    }
+
+    private func sendEach<E: EntityProtocol>(_ prepared: PreparedUpsert, _ type: E.Type) async throws -> [UpsertResult] {
+        guard prepared.rowCount > 1 else { return [try await send(prepared, type)] }
+        let untouched = options.conflict == .ignore ? UpsertResult(skipped: 1) : UpsertResult(unchanged: 1)
+        var results = Array(repeating: untouched, count: prepared.rowCount)
+        for row in try await run(prepared, type) {
+            let (place, inserted) = try row.decode((Int64, Bool).self)
+            results[Int(place) - 1] = inserted ? UpsertResult(inserted: 1) : UpsertResult(updated: 1)
+        }
+        return results
+    }
+}

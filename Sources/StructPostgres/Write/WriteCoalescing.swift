@@ -1,0 +1,25 @@
+/// How concurrent single-row upserts are gathered into one statement (see the *Performance* article).
+///
+/// With coalescing on, an `update(entities: [model])` of one model with nothing else to write, outside a
+/// transaction, joins the other such calls of its entity type and upsert options that are waiting: they are
+/// written together as one statement and one commit, and each caller gets its own result or its own error.
+/// A call that finds no other write of its kind under way is sent at once, so a lone call waits for nothing;
+/// while one is under way, calls gather for at most ``window`` or until ``maxBatch`` have arrived.
+///
+/// ```swift
+/// var configuration = try PostgresService.Configuration(url: url)
+/// configuration.coalescing = WriteCoalescing()           // every eligible call
+/// try await service.update(entities: [book], options: .upsert.coalesced())  // or per call
+/// ```
+public struct WriteCoalescing: Sendable, Equatable {
+    /// How long a call may wait for others before its batch is sent. The default, 200 µs, is well under the
+    /// round trip of a commit on most networks.
+    public var window: Duration
+    /// How many calls a batch holds at most: a full batch is sent at once.
+    public var maxBatch: Int
+
+    public init(window: Duration = .microseconds(200), maxBatch: Int = 256) {
+        self.window = max(.zero, window)
+        self.maxBatch = min(max(1, maxBatch), WritePlan.rowsPerStatement)
+    }
+}

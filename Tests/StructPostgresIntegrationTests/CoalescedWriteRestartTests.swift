@@ -1,0 +1,97 @@
+import Foundation
+import StructPostgres
+import StructPostgresTesting
+import Synchronization
+import Testing
+
+private struct Pulse: StoredModel {
+    static let table = "pulses"
+    /// Each row takes 2 ms to insert, so that a batch is always being written when the server restarts.
+    static let create = """
+        CREATE TABLE pulses (uuid uuid PRIMARY KEY, value integer NOT NULL);
+        CREATE FUNCTION slowly() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.002); RETURN NEW; END $$;
+        CREATE TRIGGER slowly BEFORE INSERT ON pulses FOR EACH ROW EXECUTE FUNCTION slowly();
+        """
+    var uuid: UUID
+    var value: Int
+}
+
+/// A server restart while coalesced batches are being written: a server of its own, restarted with `pg_ctl`.
+@Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["DATABASE_URL"] == nil, "the server to restart is started next to the local cluster; DATABASE_URL is set"))
+struct CoalescedWriteRestartTests {
+    private struct Outcome {
+        let key: UUID
+        var written: Bool
+        var result: UpsertResult?
+        var error: StructPostgresError.Code?
+        var afterRestart: Bool
+    }
+
+    private final class Flags: Sendable {
+        let stopping = Atomic(false)
+        let restarted = Atomic(false)
+        let outcomes = Mutex<[Outcome]>([])
+    }
+
+    /// Runs `work` on a thread of its own: a restart takes a second, which the two-thread task pool cannot spare.
+    private func onThread(_ work: @escaping @Sendable () throws -> Void) async throws {
+        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+            Thread.detachNewThread { done.resume(with: Result { try work() }) }
+        }
+    }
+
+    /// Upserts new rows one call at a time until stopped, noting each call's outcome.
+    private func writeUntilStopped(_ service: PostgresService, _ flags: Flags) async throws {
+        while !flags.stopping.load(ordering: .relaxed) {
+            let pulse = Pulse(uuid: UUID(), value: 1)
+            var outcome = Outcome(key: pulse.uuid, written: false, result: nil, error: nil, afterRestart: false)
+            do {
+                let result = try await service.update(entities: [pulse])
+                outcome.result = result
+                outcome.written = result == UpsertResult(inserted: 1)
+            } catch {
+                outcome.error = (error as? StructPostgresError)?.code ?? .client
+            }
+            outcome.afterRestart = flags.restarted.load(ordering: .relaxed)
+            flags.outcomes.withLock { [outcome] in $0.append(outcome) }
+            if outcome.error != nil { try await Task.sleep(for: .milliseconds(5)) }
+        }
+    }
+
+    @Test func aRestartMidBatchGivesEachCallerSuccessOrAnErrorAndEverySuccessHasItsRow() async throws {
+        let cluster = try LocalPostgresCluster.start()
+        defer { cluster.stop() }
+        var configuration = PostgresService.Configuration(connection: cluster.settings, pool: PoolOptions(maxConnections: 8))
+        configuration.coalescing = WriteCoalescing()
+        try await PostgresService.withService(configuration: configuration) { service in
+            try await service.execute(unsafeSQL: Pulse.create)
+            let flags = Flags()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<64 {
+                    group.addTask { try await writeUntilStopped(service, flags) }
+                }
+                try await Task.sleep(for: .milliseconds(500))
+                try await onThread { try cluster.restart() }
+                flags.restarted.store(true, ordering: .relaxed)
+                for _ in 0..<500 where !flags.outcomes.withLock({ $0.contains { $0.afterRestart && $0.written } }) {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                try await Task.sleep(for: .milliseconds(300))
+                flags.stopping.store(true, ordering: .relaxed)
+                try await group.waitForAll()
+            }
+
+            let all = flags.outcomes.withLock { $0 }
+            let written = all.filter(\.written)
+            let failed = all.filter { $0.error != nil }
+            print("restart mid-batch: \(written.count) calls written (\(written.filter { !$0.afterRestart }.count) before the restart returned), \(failed.count) failed: \(Set(failed.compactMap(\.error)))")
+            let neither = all.filter { !$0.written && $0.error == nil }
+            #expect(neither.isEmpty, "each caller either inserted its row or got an error; others got \(neither.map(\.result))")
+            #expect(!failed.isEmpty, "the restart reached calls under way")
+            #expect(written.contains { $0.afterRestart }, "calls succeed again after the restart")
+            let stored = Set(try await service.fetch(Pulse.self).map(\.uuid))
+            let lost = written.filter { !stored.contains($0.key) }
+            #expect(lost.isEmpty, "\(lost.count) calls reported success without their row")
+        }
+    }
+}

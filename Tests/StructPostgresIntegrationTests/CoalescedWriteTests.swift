@@ -1,0 +1,271 @@
+import Foundation
+@testable import StructPostgres
+import Testing
+
+private struct Reading: StoredModel, Equatable {
+    static let table = "readings"
+    static let create = "CREATE TABLE readings (uuid uuid PRIMARY KEY, value integer NOT NULL CONSTRAINT value_not_negative CHECK (value >= 0), note text)"
+    var uuid: UUID
+    var value: Int
+    var note: String?
+}
+
+/// Concurrent single-row upserts gathered into one statement: each caller gets its own result or its own error,
+/// and no caller's row is lost to another's failure or cancellation.
+@Suite struct CoalescedWriteTests {
+    /// Calls gather only while another write of their lane is under way, and here nothing but a finished write
+    /// sends them: a window far longer than any test.
+    private static func heldUntilWritten(_ configuration: inout PostgresService.Configuration) {
+        configuration.coalescing = WriteCoalescing(window: .seconds(60))
+    }
+
+    private func lane(_ service: PostgresService, _ options: UpsertOptions = .upsert) -> CoalescingLane<Reading> {
+        service.runtime.coalescer.lane(Reading.self, options)
+    }
+
+    private func waitUntil(_ what: String, _ condition: () async throws -> Bool) async throws {
+        for _ in 0..<1_000 {
+            if try await condition() { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("waited 10 s in vain until \(what)")
+    }
+
+    /// Holds the row lock of `key` in a transaction on another connection until the returned closure is called,
+    /// so that a write of that row waits, and with it the calls that gather behind it.
+    private func lockRow(_ key: UUID, _ service: PostgresService) async throws -> @Sendable () async throws -> Void {
+        let (locked, lockedSignal) = AsyncStream.makeStream(of: Void.self)
+        let (released, release) = AsyncStream.makeStream(of: Void.self)
+        let holder = Task {
+            try await service.transaction { transaction in
+                _ = try await transaction.query("SELECT 1 FROM readings WHERE uuid = \(key) FOR UPDATE")
+                lockedSignal.yield()
+                for await _ in released { break }
+            }
+        }
+        for await _ in locked { break }
+        return {
+            release.yield()
+            try await holder.value
+        }
+    }
+
+    /// Starts the calls one after another, each once the one before it waits in the lane: their arrival order.
+    private func queue(_ readings: [Reading], behind lane: CoalescingLane<Reading>, _ service: PostgresService,
+                       options: UpsertOptions = .upsert) async throws -> [Task<UpsertResult, any Error>] {
+        var calls: [Task<UpsertResult, any Error>] = []
+        for reading in readings {
+            let before = lane.load.waiting
+            calls.append(Task { try await service.update(entities: [reading], options: options) })
+            try await waitUntil("call \(calls.count) waits") { lane.load.waiting == before + 1 }
+        }
+        return calls
+    }
+
+    private func stored(_ service: PostgresService) async throws -> [UUID: Reading] {
+        Dictionary(uniqueKeysWithValues: try await service.fetch(Reading.self).map { ($0.uuid, $0) })
+    }
+
+    private func isCoalesced(_ sql: String) -> Bool { sql.contains("structpg_row") }
+
+    @Test func aThousandConcurrentCallersAreAllWrittenInFewStatementsEachWithItsOwnResult() async throws {
+        try await withTables(Reading.create, pool: PoolOptions(maxConnections: 8), configure: { $0.coalescing = WriteCoalescing() }) { service, log in
+            let existing = (0..<500).map { Reading(uuid: UUID(), value: $0) }
+            try await service.update(entities: existing)
+            log.reset()
+            let changed = existing[..<250].map { Reading(uuid: $0.uuid, value: $0.value + 1_000, note: "changed") }
+            let same = Array(existing[250...])
+            let fresh = (0..<500).map { Reading(uuid: UUID(), value: $0, note: "new") }
+            var expected: [UUID: UpsertResult] = [:]
+            for reading in changed { expected[reading.uuid] = UpsertResult(updated: 1) }
+            for reading in same { expected[reading.uuid] = UpsertResult(unchanged: 1) }
+            for reading in fresh { expected[reading.uuid] = UpsertResult(inserted: 1) }
+
+            let results = try await withThrowingTaskGroup(of: (UUID, UpsertResult).self) { group in
+                for reading in (changed + same + fresh).shuffled() {
+                    group.addTask { (reading.uuid, try await service.update(entities: [reading])) }
+                }
+                return try await group.reduce(into: [UUID: UpsertResult]()) { $0[$1.0] = $1.1 }
+            }
+
+            #expect(results == expected)
+            let rows = try await stored(service)
+            #expect(rows.count == 1_000)
+            for reading in changed + same + fresh { #expect(rows[reading.uuid] == reading) }
+            let writes = log.all.filter { $0.hasPrefix("INSERT") || isCoalesced($0) }
+            print("1,000 concurrent single-row upserts took \(writes.count) statements")
+            #expect(writes.count < 200)
+            #expect(writes.contains(where: isCoalesced))
+        }
+    }
+
+    @Test func onlyTheCallersWhoseRowsBreakACheckGetTheErrorAndEveryOtherRowIsWritten() async throws {
+        try await withTables(Reading.create, pool: PoolOptions(maxConnections: 4), configure: Self.heldUntilWritten) { service, log in
+            let blocker = Reading(uuid: UUID(), value: 0)
+            try await service.update(entities: [blocker])
+            let release = try await lockRow(blocker.uuid, service)
+            let lane = lane(service)
+            let first = Task { try await service.update(entities: [Reading(uuid: blocker.uuid, value: 1)]) }
+            try await waitUntil("the first call writes") { lane.load.writing == 1 }
+            let readings = (0..<20).map { Reading(uuid: UUID(), value: [3, 11, 12].contains($0) ? -$0 : $0) }
+            let calls = try await queue(readings, behind: lane, service)
+            log.reset()
+            try await release()
+            #expect(try await first.value == UpsertResult(updated: 1))
+
+            for (reading, call) in zip(readings, calls) {
+                if reading.value < 0 {
+                    let error = await #expect(throws: StructPostgresError.self) { try await call.value }
+                    #expect(error?.code == .checkViolation)
+                    #expect(error?.constraint == "value_not_negative")
+                    #expect(error?.table == "readings")
+                } else {
+                    #expect(try await call.value == UpsertResult(inserted: 1))
+                }
+            }
+            let rows = try await stored(service)
+            #expect(rows.count == 18)
+            for reading in readings { #expect(rows[reading.uuid] == (reading.value < 0 ? nil : reading)) }
+            #expect(log.all.filter(isCoalesced).count > 1, "the batch failed and its halves were written again")
+        }
+    }
+
+    @Test func callersWritingTheSameKeyAreAppliedInArrivalOrderEachWithTheResultItWouldHaveHadAlone() async throws {
+        try await withTables(Reading.create, configure: Self.heldUntilWritten) { service, log in
+            let blocker = Reading(uuid: UUID(), value: 0)
+            try await service.update(entities: [blocker])
+            let release = try await lockRow(blocker.uuid, service)
+            let lane = lane(service)
+            let first = Task { try await service.update(entities: [Reading(uuid: blocker.uuid, value: 1)]) }
+            try await waitUntil("the first call writes") { lane.load.writing == 1 }
+            let key = UUID()
+            let other = Reading(uuid: UUID(), value: 9)
+            let readings = [
+                Reading(uuid: key, value: 1), other, Reading(uuid: key, value: 2), Reading(uuid: key, value: 2),
+                Reading(uuid: key, value: 3, note: "last"),
+            ]
+            let calls = try await queue(readings, behind: lane, service)
+            try await release()
+            _ = try await first.value
+
+            var results: [UpsertResult] = []
+            for call in calls { results.append(try await call.value) }
+            #expect(results == [
+                UpsertResult(inserted: 1), UpsertResult(inserted: 1), UpsertResult(updated: 1), UpsertResult(unchanged: 1),
+                UpsertResult(updated: 1),
+            ])
+            let rows = try await stored(service)
+            #expect(rows[key] == readings[4])
+            #expect(rows[other.uuid] == other)
+            #expect(log.all.contains("BEGIN"), "the repetitions of a key went in one transaction")
+        }
+    }
+
+    @Test func insertIfAbsentCallersLearnWhichOfThemWereSkipped() async throws {
+        try await withTables(Reading.create, configure: Self.heldUntilWritten) { service, _ in
+            let blocker = Reading(uuid: UUID(), value: 0)
+            let kept = Reading(uuid: UUID(), value: 5)
+            try await service.update(entities: [blocker, kept])
+            let release = try await lockRow(blocker.uuid, service)
+            let lane = lane(service, .insertIfAbsent)
+            let first = Task { try await service.update(entities: [blocker], options: .insertIfAbsent.coalesced()) }
+            try await waitUntil("the first call writes") { lane.load.writing == 1 }
+            let readings = [Reading(uuid: kept.uuid, value: 6), Reading(uuid: UUID(), value: 7)]
+            let calls = try await queue(readings, behind: lane, service, options: .insertIfAbsent.coalesced())
+            try await release()
+            #expect(try await first.value == UpsertResult(skipped: 1))
+            #expect(try await calls[0].value == UpsertResult(skipped: 1))
+            #expect(try await calls[1].value == UpsertResult(inserted: 1))
+            #expect(try await stored(service)[kept.uuid] == kept)
+        }
+    }
+
+    @Test func aCallerCancelledWhileWaitingLeavesTheBatchAndOneCancelledAfterItWasSentStillGetsItsRow() async throws {
+        try await withTables(Reading.create, configure: Self.heldUntilWritten) { service, _ in
+            let blocker = Reading(uuid: UUID(), value: 0)
+            let locked = Reading(uuid: UUID(), value: 0)
+            try await service.update(entities: [blocker, locked])
+            let releaseBlocker = try await lockRow(blocker.uuid, service)
+            let lane = lane(service)
+            let first = Task { try await service.update(entities: [Reading(uuid: blocker.uuid, value: 1)]) }
+            try await waitUntil("the first call writes") { lane.load.writing == 1 }
+            let readings = [Reading(uuid: UUID(), value: 1), Reading(uuid: UUID(), value: 2), Reading(uuid: UUID(), value: 3)]
+            let calls = try await queue(readings, behind: lane, service)
+
+            // Cancelled while waiting: it leaves, and its row is never sent.
+            calls[1].cancel()
+            let error = await #expect(throws: StructPostgresError.self) { try await calls[1].value }
+            #expect(error?.code == .queryCancelled)
+            #expect(lane.load.waiting == 2)
+
+            // The batch is sent once the first call is done, and waits for a second lock: its callers, even one
+            // cancelled now, get its outcome.
+            let releaseLocked = try await lockRow(locked.uuid, service)
+            let late = Task { try await service.update(entities: [Reading(uuid: locked.uuid, value: 4)]) }
+            try await waitUntil("the late call waits") { lane.load.waiting == 3 }
+            try await releaseBlocker()
+            _ = try await first.value
+            try await waitUntil("the batch is sent") { lane.load.waiting == 0 }
+            calls[0].cancel()
+            late.cancel()
+            try await releaseLocked()
+            #expect(try await calls[0].value == UpsertResult(inserted: 1))
+            #expect(try await calls[2].value == UpsertResult(inserted: 1))
+            #expect(try await late.value == UpsertResult(updated: 1))
+            let rows = try await stored(service)
+            #expect(rows[readings[0].uuid] == readings[0])
+            #expect(rows[readings[1].uuid] == nil)
+            #expect(rows[readings[2].uuid] == readings[2])
+            #expect(rows[locked.uuid]?.value == 4)
+        }
+    }
+
+    @Test func callsInTransactionsGraphWritesAndOptedOutCallsAreNeverGathered() async throws {
+        try await withTables(Reading.create, configure: Self.heldUntilWritten) { service, log in
+            let blocker = Reading(uuid: UUID(), value: 0)
+            try await service.update(entities: [blocker])
+            let release = try await lockRow(blocker.uuid, service)
+            let lane = lane(service)
+            let first = Task { try await service.update(entities: [Reading(uuid: blocker.uuid, value: 1)]) }
+            try await waitUntil("the first call writes") { lane.load.writing == 1 }
+
+            // While the lane is busy, these do not wait for it.
+            let optedOut = Reading(uuid: UUID(), value: 2)
+            #expect(try await service.update(entities: [optedOut], options: .upsert.coalesced(false)) == UpsertResult(inserted: 1))
+            let inTransaction = Reading(uuid: UUID(), value: 3)
+            let result = try await service.transaction { try await $0.update(entities: [inTransaction]) }
+            #expect(result == UpsertResult(inserted: 1))
+            let two = [Reading(uuid: UUID(), value: 4), Reading(uuid: UUID(), value: 5)]
+            #expect(try await service.update(entities: two) == UpsertResult(inserted: 2))
+            #expect(lane.load.waiting == 0)
+            #expect(lane.load.writing == 1)
+
+            try await release()
+            _ = try await first.value
+            #expect(!log.all.contains(where: isCoalesced))
+            #expect(try await rowCount("readings", service) == 5)
+        }
+    }
+
+    @Test func aBadValueFoundBeforeSendingFailsOnlyItsOwnCaller() async throws {
+        try await withTables(Reading.create, configure: Self.heldUntilWritten) { service, _ in
+            let blocker = Reading(uuid: UUID(), value: 0)
+            try await service.update(entities: [blocker])
+            let release = try await lockRow(blocker.uuid, service)
+            let lane = lane(service)
+            let first = Task { try await service.update(entities: [Reading(uuid: blocker.uuid, value: 1)]) }
+            try await waitUntil("the first call writes") { lane.load.writing == 1 }
+            let readings = [Reading(uuid: UUID(), value: 1), Reading(uuid: UUID(), value: 2, note: "nul\u{0}byte"), Reading(uuid: UUID(), value: 3)]
+            let calls = try await queue(readings, behind: lane, service)
+            try await release()
+            _ = try await first.value
+            #expect(try await calls[0].value == UpsertResult(inserted: 1))
+            let error = await #expect(throws: StructPostgresError.self) { try await calls[1].value }
+            #expect(error?.code == .invalidValue)
+            #expect(error?.column == "note")
+            #expect(error?.rowKey == "uuid=\(readings[1].uuid.uuidString)")
+            #expect(try await calls[2].value == UpsertResult(inserted: 1))
+            #expect(try await rowCount("readings", service) == 3)
+        }
+    }
+}
