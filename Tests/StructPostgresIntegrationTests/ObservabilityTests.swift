@@ -32,6 +32,23 @@ import Tracing
         return nil
     }
 
+    @Test func eachCoalescedCallIsAnOperationAndItsBatchsStatementIsTracedUnderOneOfThem() async throws {
+        try await observed(BookSchema.create) { service, tracer, _ in
+            let novels = (0..<40).map { Novel(uuid: UUID(), title: "N\($0)", price: 1, publisher: nil) }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for novel in novels { group.addTask { try await service.update(entities: [novel], options: .upsert.coalesced()) } }
+                try await group.waitForAll()
+            }
+            let spans = tracer.finishedSpans
+            let calls = spans.filter { $0.operationName == "upsert books" }
+            #expect(calls.count == 40)
+            let statements = spans.filter { $0.operationName == "INSERT" || $0.operationName == "WITH" }
+            #expect(!statements.isEmpty && statements.count < 40, "\(statements.count) statements")
+            let callIDs = Set(calls.map(\.spanID))
+            #expect(statements.allSatisfy { $0.parentSpanID.map(callIDs.contains) == true })
+        }
+    }
+
     @Test func anOperationIsAClientSpanWithAStatementSpanInside() async throws {
         try await observed(BookSchema.create) { service, tracer, metrics in
             let novel = Novel(uuid: UUID(), title: "Dune", price: 9, publisher: nil)

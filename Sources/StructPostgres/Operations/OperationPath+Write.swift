@@ -1,3 +1,5 @@
+import Tracing
+
 extension OperationPath {
     /// Upserts `models` and what their conversion registers: a slice at a time beyond
     /// ``WritePlan/rowsPerStatement`` models, otherwise as one unit of work.
@@ -17,13 +19,22 @@ extension OperationPath {
             guard transaction == nil, runtime.coalescer.applies(to: options) else {
                 return try await perform(operation) { try await writer($0, options).upsert([entity], inParallel: false) }
             }
-            return try await runtime.coalescer.lane(Model.Entity.self, options).upsert(entity) { entities in
-                try await perform(Operation(.upsert, Model.Entity.self, rows: entities.count)) {
-                    try await writer($0, options).upsertEach(entities)
+            return try await coalesced(entity, operation, options: options)
+        }
+        return try await write(try UnitOfWork.convert(models[...], inParallel: true), operation, options: options)
+    }
+
+    /// Upserts `entity` with the concurrent calls of its lane (see ``WriteCoalescing``). The call is measured as
+    /// its own operation; a batch's statements are traced under the span of the call whose task sent it.
+    private func coalesced<E: EntityProtocol>(_ entity: E, _ operation: Operation, options: UpsertOptions) async throws -> UpsertResult {
+        try await runtime.telemetry.measure(operation) { span in
+            let context = InstrumentationContext.current
+            return try await runtime.coalescer.lane(E.self, options).upsert(entity) { entities in
+                try await InstrumentationContext.$current.withValue(context) {
+                    try await runtime.withSession(span) { try await writer($0, options).upsertEach(entities) }
                 }
             }
         }
-        return try await write(try UnitOfWork.convert(models[...], inParallel: true), operation, options: options)
     }
 
     /// Writes a unit of work: atomically when it takes more than one statement.

@@ -14,6 +14,8 @@ final class CoalescingLane<E: EntityProtocol>: Sendable {
     private struct Waiter {
         let id: UInt64
         let entity: E
+        /// How this call writes; a batch is written the way its first call would (its trace, say).
+        let write: Write
         let continuation: CheckedContinuation<UpsertResult, any Error>
     }
 
@@ -60,14 +62,14 @@ final class CoalescingLane<E: EntityProtocol>: Sendable {
             return true
         }
         if alone {
-            defer { finishedWriting(write) }
+            defer { finishedWriting() }
             return try await write([entity])[0]
         }
         let id = state.withLock { $0.number() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let next = state.withLock { state -> Next in
-                    state.waiting.append(Waiter(id: id, entity: entity, continuation: continuation))
+                    state.waiting.append(Waiter(id: id, entity: entity, write: write, continuation: continuation))
                     if state.waiting.count >= settings.maxBatch || state.writing == 0 {
                         return .send(state.takeBatch(max: settings.maxBatch))
                     }
@@ -78,10 +80,10 @@ final class CoalescingLane<E: EntityProtocol>: Sendable {
                 }
                 switch next {
                 case .wait: break
-                case .send(let batch): send(batch, write)
+                case .send(let batch): send(batch)
                 case .startWindow(let window):
                     PostgresClient.defaultEventLoopGroup.any().scheduleTask(in: .nanoseconds(settings.window.nanoseconds)) {
-                        self.windowEnded(window, write)
+                        self.windowEnded(window)
                     }
                 }
                 if Task.isCancelled { withdraw(id) }
@@ -91,21 +93,21 @@ final class CoalescingLane<E: EntityProtocol>: Sendable {
         }
     }
 
-    private func windowEnded(_ window: UInt64, _ write: @escaping Write) {
+    private func windowEnded(_ window: UInt64) {
         let batch = state.withLock { state -> [Waiter]? in
             guard state.window == window, !state.waiting.isEmpty else { return nil }
             return state.takeBatch(max: settings.maxBatch)
         }
-        if let batch { send(batch, write) }
+        if let batch { send(batch) }
     }
 
     /// A write of the lane ended: the calls that gathered meanwhile are sent now.
-    private func finishedWriting(_ write: @escaping Write) {
+    private func finishedWriting() {
         let batch = state.withLock { state -> [Waiter]? in
             state.writing -= 1
             return state.waiting.isEmpty ? nil : state.takeBatch(max: settings.maxBatch)
         }
-        if let batch { send(batch, write) }
+        if let batch { send(batch) }
     }
 
     /// Removes a cancelled caller that still waits, which then throws `queryCancelled`; its row is not written.
@@ -118,11 +120,11 @@ final class CoalescingLane<E: EntityProtocol>: Sendable {
             .queryCancelled, "the task was cancelled while its upsert waited to be coalesced; its row was not sent"))
     }
 
-    private func send(_ batch: [Waiter], _ write: @escaping Write) {
+    private func send(_ batch: [Waiter]) {
         Task.detached {
-            let outcomes = await Self.write(batch.map(\.entity), write)
+            let outcomes = await Self.write(batch.map(\.entity), batch[0].write)
             for (waiter, outcome) in zip(batch, outcomes) { waiter.continuation.resume(with: outcome) }
-            self.finishedWriting(write)
+            self.finishedWriting()
         }
     }
 
