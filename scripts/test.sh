@@ -3,8 +3,9 @@
 # Uses DATABASE_URL when set; otherwise the tests start a throwaway cluster themselves.
 # STRUCTPG_SCRATCH_PATH moves the build folder (docker compose uses it to keep the host's apart).
 # With arguments, runs `swift test` once with them (e.g. scripts/test.sh --filter UpsertTests). Without, runs
-# every suite in parallel except those that time cancellation, pool waits and TLS handshakes, which then run one
-# test at a time so that a loaded machine does not stretch the times they assert; then the integration tests a
+# every suite in parallel except those that time cancellation, pool waits and TLS handshakes, and the one that
+# restarts a server under load, which then run one test at a time so that a loaded machine does not stretch the
+# times they assert (nor the restart's load stretch other tests'); then the integration tests a
 # second time through a local PgBouncer in transaction mode (STRUCTPG_TEST_POOLER=pgbouncer), all but those about
 # a server session itself (prepared statements, kept connections, cancellation, TLS) and the pooler's and replicas'
 # own suites, which ran in the first pass; last, the web service example's tests (Examples/BookstoreServer).
@@ -18,13 +19,13 @@ swift build "${scratch[@]}" --build-tests
 if [ $# -gt 0 ]; then
   exec swift test "${scratch[@]}" --skip-build "$@"
 fi
-timed='CancellationTests|ConnectionTests|TLSTests'
+timed='CancellationTests|ConnectionTests|TLSTests|CoalescedWriteRestartTests'
 swift test "${scratch[@]}" --skip-build --skip "$timed"
 swift test "${scratch[@]}" --skip-build --filter "$timed" --no-parallel
 if [ -z "${DATABASE_URL:-}" ] && { command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ]; }; then
   echo "test.sh: the integration tests again, through PgBouncer in transaction mode"
   STRUCTPG_TEST_POOLER=pgbouncer swift test "${scratch[@]}" --skip-build --filter StructPostgresIntegrationTests \
-    --skip "$timed|KeptConnectionTests|PreparedStatementTests|PgBouncerTests|ReplicaTests|CoalescedWriteRestartTests"
+    --skip "$timed|KeptConnectionTests|PreparedStatementTests|PgBouncerTests|ReplicaTests"
 else
   echo "test.sh: SKIPPED the pass through PgBouncer: pgbouncer is not installed or DATABASE_URL is set"
 fi

@@ -17,20 +17,22 @@ public final class LocalPostgresCluster: Sendable {
     let binaries: PostgresBinaries
     let osUser: String?
 
-    /// Creates and starts a cluster. Takes a few seconds.
-    public static func start() throws -> LocalPostgresCluster {
+    /// Creates and starts a cluster. Takes a few seconds. `durable`: with PostgreSQL's default durability (every
+    /// commit waits for the disk); otherwise `fsync`, `synchronous_commit` and `full_page_writes` are off, as a
+    /// throwaway server can afford.
+    public static func start(durable: Bool = false) throws -> LocalPostgresCluster {
         let binaries = try PostgresBinaries.locate()
         let osUser: String? = geteuid() == 0 ? "postgres" : nil
         let directory = try makeDirectory(owner: osUser)
         do {
-            return try LocalPostgresCluster(binaries: binaries, directory: directory, osUser: osUser)
+            return try LocalPostgresCluster(binaries: binaries, directory: directory, osUser: osUser, durable: durable)
         } catch {
             try? FileManager.default.removeItem(atPath: directory)
             throw error
         }
     }
 
-    private convenience init(binaries: PostgresBinaries, directory: String, osUser: String?) throws {
+    private convenience init(binaries: PostgresBinaries, directory: String, osUser: String?, durable: Bool) throws {
         let password = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         let passwordFile = directory + "/pwfile"
         try password.write(toFile: passwordFile, atomically: true, encoding: .utf8)
@@ -40,11 +42,11 @@ public final class LocalPostgresCluster: Sendable {
             "--auth-local=trust", "--auth-host=scram-sha-256", "--no-sync",
         ], as: osUser)
         try? FileManager.default.removeItem(atPath: passwordFile)
-        try self.init(binaries: binaries, directory: directory, osUser: osUser, password: password)
+        try self.init(binaries: binaries, directory: directory, osUser: osUser, password: password, durable: durable)
     }
 
     /// Starts the server of the data folder in `directory` on a free port.
-    private init(binaries: PostgresBinaries, directory: String, osUser: String?, password: String) throws {
+    private init(binaries: PostgresBinaries, directory: String, osUser: String?, password: String, durable: Bool = false) throws {
         self.binaries = binaries
         self.directory = directory
         self.osUser = osUser
@@ -54,11 +56,10 @@ public final class LocalPostgresCluster: Sendable {
         for attempt in 1...3 {
             // The port is free when chosen but may be taken before the server binds it: try another.
             port = try Self.freePort()
-            let options = [
-                "-p \(port)", "-k \(directory)", "-c listen_addresses=127.0.0.1", "-c fsync=off",
-                "-c synchronous_commit=off", "-c full_page_writes=off", "-c max_connections=600",
-                "-c shared_buffers=128MB",
-            ].joined(separator: " ")
+            let fast = durable ? [] : ["-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off"]
+            let options = ([
+                "-p \(port)", "-k \(directory)", "-c listen_addresses=127.0.0.1", "-c max_connections=600", "-c shared_buffers=128MB",
+            ] + fast).joined(separator: " ")
             do {
                 try Shell.output(
                     binaries.pgCtl, ["-D", data, "-l", directory + "/server.log", "-w", "-t", "120", "-o", options, "start"],

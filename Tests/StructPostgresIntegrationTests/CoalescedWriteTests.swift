@@ -12,7 +12,7 @@ private struct Reading: StoredModel, Equatable {
 
 /// Concurrent single-row upserts gathered into one statement: each caller gets its own result or its own error,
 /// and no caller's row is lost to another's failure or cancellation.
-@Suite struct CoalescedWriteTests {
+@Suite(.timeLimit(.minutes(2))) struct CoalescedWriteTests {
     /// Calls gather only while another write of their lane is under way, and here nothing but a finished write
     /// sends them: a window far longer than any test.
     private static func heldUntilWritten(_ configuration: inout PostgresService.Configuration) {

@@ -57,7 +57,10 @@ try await withThrowingTaskGroup(of: Void.self) { group in
         if run.contains("W2") { try await bench.fetches(&report) }
         if run.contains("W3") { try await bench.singleUpserts(&report) }
         if run.contains("W4") { try await bench.concurrentUpserts(&report) }
-        if run.contains("W4C") { try await bench.coalescedUpserts(&report, settings) }
+        if run.contains("W4C") {
+            try await bench.coalescedUpserts(&report, settings, setting: cluster == nil ? "this server" : "fsync off", lone: true)
+            if cluster != nil { try await Bench.coalescedUpsertsDurably(&report, options: options, migrations: migrations) }
+        }
         if run.contains("W5") { try await bench.deleteHalf(&report, count: options.books) }
         if run.contains("W6") { try await bench.graph(&report) }
         if run.contains("W8") { try await bench.observation(&report) }

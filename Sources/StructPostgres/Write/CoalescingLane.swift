@@ -3,9 +3,11 @@ import Synchronization
 
 /// The coalesced single-row upserts of one entity type under one conflict rule (see ``WriteCoalescing``).
 ///
-/// A call that finds nothing of its lane being written or waiting is written at once, in its own task. Otherwise
-/// it waits with the others until a write of the lane ends, the window ends or the batch is full; the batch is
-/// then written in a task of its own, so that no caller's cancellation reaches another caller's row. A caller
+/// A call that finds nothing of its lane being written or waiting, after a write of one call, is written at once,
+/// in its own task. Otherwise it waits with the others until a write of the lane ends, as many calls as the last
+/// batch held have come (when nothing is being written: the callers of a batch tend to come back together), the
+/// window ends or the batch is full; the batch is then written in a task of its own, so that no caller's
+/// cancellation reaches another caller's row. A caller
 /// cancelled while it waits leaves the batch; one cancelled after its batch was sent gets the batch's outcome.
 final class CoalescingLane<E: EntityProtocol>: Sendable {
     /// Writes entities in order, with one result each; it must be all or nothing.
@@ -30,10 +32,24 @@ final class CoalescingLane<E: EntityProtocol>: Sendable {
         /// The window of the waiting calls, while it runs: the number it was started with.
         var window: UInt64?
         var lastNumber: UInt64 = 0
+        /// How many calls the last write held: as many are expected to come back together.
+        var lastBatch = 1
 
         mutating func number() -> UInt64 {
             lastNumber += 1
             return lastNumber
+        }
+
+        /// What the waiting calls do now: go as a batch when it is full, or when nothing is being written and as many
+        /// have come as the last batch held (its callers tend to come back together); otherwise wait for a write to
+        /// end or for their window, which starts with the first of them.
+        mutating func next(maxBatch: Int) -> Next {
+            guard !waiting.isEmpty else { return .wait }
+            if waiting.count >= maxBatch || (writing == 0 && waiting.count >= lastBatch) { return .send(takeBatch(max: maxBatch)) }
+            guard window == nil else { return .wait }
+            let started = number()
+            window = started
+            return .startWindow(started)
         }
 
         /// The waiting calls of the next batch, now counted as being written.
@@ -42,6 +58,7 @@ final class CoalescingLane<E: EntityProtocol>: Sendable {
             waiting.removeFirst(batch.count)
             window = nil
             writing += 1
+            lastBatch = batch.count
             return batch
         }
     }
@@ -57,7 +74,7 @@ final class CoalescingLane<E: EntityProtocol>: Sendable {
     /// Upserts `entity` alone or with the concurrent calls of the lane; returns what was done to its row.
     func upsert(_ entity: E, write: @escaping Write) async throws -> UpsertResult {
         let alone = state.withLock { state in
-            guard state.waiting.isEmpty, state.writing == 0 else { return false }
+            guard state.waiting.isEmpty, state.writing == 0, state.lastBatch == 1 else { return false }
             state.writing += 1
             return true
         }
@@ -68,24 +85,11 @@ final class CoalescingLane<E: EntityProtocol>: Sendable {
         let id = state.withLock { $0.number() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let next = state.withLock { state -> Next in
+                let next = state.withLock { state in
                     state.waiting.append(Waiter(id: id, entity: entity, write: write, continuation: continuation))
-                    if state.waiting.count >= settings.maxBatch || state.writing == 0 {
-                        return .send(state.takeBatch(max: settings.maxBatch))
-                    }
-                    guard state.window == nil else { return .wait }
-                    let window = state.number()
-                    state.window = window
-                    return .startWindow(window)
+                    return state.next(maxBatch: settings.maxBatch)
                 }
-                switch next {
-                case .wait: break
-                case .send(let batch): send(batch)
-                case .startWindow(let window):
-                    PostgresClient.defaultEventLoopGroup.any().scheduleTask(in: .nanoseconds(settings.window.nanoseconds)) {
-                        self.windowEnded(window)
-                    }
-                }
+                act(on: next)
                 if Task.isCancelled { withdraw(id) }
             }
         } onCancel: {
@@ -93,6 +97,18 @@ final class CoalescingLane<E: EntityProtocol>: Sendable {
         }
     }
 
+    private func act(on next: Next) {
+        switch next {
+        case .wait: break
+        case .send(let batch): send(batch)
+        case .startWindow(let window):
+            PostgresClient.defaultEventLoopGroup.any().scheduleTask(in: .nanoseconds(settings.window.nanoseconds)) {
+                self.windowEnded(window)
+            }
+        }
+    }
+
+    /// The window of the waiting calls ended: they go as they are.
     private func windowEnded(_ window: UInt64) {
         let batch = state.withLock { state -> [Waiter]? in
             guard state.window == window, !state.waiting.isEmpty else { return nil }
@@ -101,13 +117,12 @@ final class CoalescingLane<E: EntityProtocol>: Sendable {
         if let batch { send(batch) }
     }
 
-    /// A write of the lane ended: the calls that gathered meanwhile are sent now.
+    /// A write of the lane ended: the calls that gathered meanwhile go on as ``State/next(maxBatch:)`` says.
     private func finishedWriting() {
-        let batch = state.withLock { state -> [Waiter]? in
+        act(on: state.withLock { state in
             state.writing -= 1
-            return state.waiting.isEmpty ? nil : state.takeBatch(max: settings.maxBatch)
-        }
-        if let batch { send(batch) }
+            return state.next(maxBatch: settings.maxBatch)
+        })
     }
 
     /// Removes a cancelled caller that still waits, which then throws `queryCancelled`; its row is not written.
@@ -123,8 +138,8 @@ final class CoalescingLane<E: EntityProtocol>: Sendable {
     private func send(_ batch: [Waiter]) {
         Task.detached {
             let outcomes = await Self.write(batch.map(\.entity), batch[0].write)
-            for (waiter, outcome) in zip(batch, outcomes) { waiter.continuation.resume(with: outcome) }
             self.finishedWriting()
+            for (waiter, outcome) in zip(batch, outcomes) { waiter.continuation.resume(with: outcome) }
         }
     }
 
