@@ -10,6 +10,25 @@ private struct Reading: StoredModel, Equatable {
     var note: String?
 }
 
+/// A probe and the reading it registers: a graph of two tables, written as a unit of work.
+private struct Probe: EntityConvertible {
+    static let create = "CREATE TABLE probes (uuid uuid PRIMARY KEY, reading_id uuid NOT NULL REFERENCES readings)"
+    var uuid: UUID
+    var reading: Reading
+
+    func toEntity(context: EntityContext) throws -> ProbeEntity {
+        ProbeEntity(uuid: uuid, readingID: try context.insert(reading).uuid)
+    }
+}
+
+private struct ProbeEntity: EntityProtocol {
+    static let table = "probes"
+    var uuid: UUID
+    var readingID: UUID
+
+    func toModel() -> Probe { Probe(uuid: uuid, reading: Reading(uuid: readingID, value: 0)) }
+}
+
 /// Concurrent single-row upserts gathered into one statement: each caller gets its own result or its own error,
 /// and no caller's row is lost to another's failure or cancellation.
 @Suite(.timeLimit(.minutes(2))) struct CoalescedWriteTests {
@@ -221,7 +240,7 @@ private struct Reading: StoredModel, Equatable {
     }
 
     @Test func callsInTransactionsGraphWritesAndOptedOutCallsAreNeverGathered() async throws {
-        try await withTables(Reading.create, configure: Self.heldUntilWritten) { service, log in
+        try await withTables(Reading.create, Probe.create, configure: Self.heldUntilWritten) { service, log in
             let blocker = Reading(uuid: UUID(), value: 0)
             try await service.update(entities: [blocker])
             let release = try await lockRow(blocker.uuid, service)
@@ -230,6 +249,8 @@ private struct Reading: StoredModel, Equatable {
             try await waitUntil("the first call writes") { lane.load.writing == 1 }
 
             // While the lane is busy, these do not wait for it.
+            let probe = Probe(uuid: UUID(), reading: Reading(uuid: UUID(), value: 6))
+            #expect(try await service.update(entities: [probe]) == UpsertResult(inserted: 2))
             let optedOut = Reading(uuid: UUID(), value: 2)
             #expect(try await service.update(entities: [optedOut], options: .upsert.coalesced(false)) == UpsertResult(inserted: 1))
             let inTransaction = Reading(uuid: UUID(), value: 3)
@@ -243,7 +264,8 @@ private struct Reading: StoredModel, Equatable {
             try await release()
             _ = try await first.value
             #expect(!log.all.contains(where: isCoalesced))
-            #expect(try await rowCount("readings", service) == 5)
+            #expect(try await rowCount("readings", service) == 6)
+            #expect(try await rowCount("probes", service) == 1)
         }
     }
 

@@ -21,7 +21,7 @@ extension Bench {
                 let workload = "\(name) \(tasks) tasks x \(perTask) coalesced, \(setting)"
                 var commits: [Double] = []
                 var cpu: [Contender: [CPUTime]] = [:]
-                let throughput = try await rounds(options.rounds, fluent: false) { contender in
+                let throughput = try await rounds(options.shortRounds, fluent: false) { contender in
                     try await seed(books: tasks * perTask / 2)
                     let before = try await nextTransaction()
                     let cpuStart = CPUTime.now(server: serverIsLocal)

@@ -45,7 +45,9 @@ final class CoalescingLane<E: EntityProtocol>: Sendable {
         /// end or for their window, which starts with the first of them.
         mutating func next(maxBatch: Int) -> Next {
             guard !waiting.isEmpty else { return .wait }
-            if waiting.count >= maxBatch || (writing == 0 && waiting.count >= lastBatch) { return .send(takeBatch(max: maxBatch)) }
+            if waiting.count >= maxBatch || (waiting.count >= lastBatch && (writing == 0 || (writing == 1 && lastBatch > 1))) {
+                return .send(takeBatch(max: maxBatch))
+            }
             guard window == nil else { return .wait }
             let started = number()
             window = started

@@ -21,6 +21,9 @@ do {
     }
     defer { cluster?.stop() }
     var configuration = PostgresService.Configuration(connection: connection, logger: logger)
+    // Reviews posted or edited at the same moment are written as one statement and one commit, each request
+    // still getting its own result or error; a lone request is sent at once.
+    configuration.coalescing = WriteCoalescing()
     if let listen = ProcessInfo.processInfo.environment["LISTEN_DATABASE_URL"], !listen.isEmpty {
         configuration.listenerConnection = try ConnectionSettings(url: listen)
     }
