@@ -1,4 +1,5 @@
 import Foundation
+import PostgresNIO
 @testable import StructPostgres
 import Testing
 
@@ -8,6 +9,14 @@ private struct Reading: StoredModel, Equatable {
     var uuid: UUID
     var value: Int
     var note: String?
+}
+
+private struct DailyTotal: StoredModel {
+    static let table = "daily_totals"
+    static let uniqueKey = ["day"]
+    static let create = "CREATE TABLE daily_totals (day date PRIMARY KEY, total integer NOT NULL)"
+    var day: Date
+    var total: Int
 }
 
 /// A probe and the reading it registers: a graph of two tables, written as a unit of work.
@@ -53,11 +62,17 @@ private struct ProbeEntity: EntityProtocol {
     /// Holds the row lock of `key` in a transaction on another connection until the returned closure is called,
     /// so that a write of that row waits, and with it the calls that gather behind it.
     private func lockRow(_ key: UUID, _ service: PostgresService) async throws -> @Sendable () async throws -> Void {
+        try await lockRow(service) { try await $0.query("SELECT 1 FROM readings WHERE uuid = \(key) FOR UPDATE") }
+    }
+
+    private func lockRow(
+        _ service: PostgresService, _ lock: @escaping @Sendable (PostgresTransaction) async throws -> [PostgresRow]
+    ) async throws -> @Sendable () async throws -> Void {
         let (locked, lockedSignal) = AsyncStream.makeStream(of: Void.self)
         let (released, release) = AsyncStream.makeStream(of: Void.self)
         let holder = Task {
             try await service.transaction { transaction in
-                _ = try await transaction.query("SELECT 1 FROM readings WHERE uuid = \(key) FOR UPDATE")
+                _ = try await lock(transaction)
                 lockedSignal.yield()
                 for await _ in released { break }
             }
@@ -70,8 +85,8 @@ private struct ProbeEntity: EntityProtocol {
     }
 
     /// Starts the calls one after another, each once the one before it waits in the lane: their arrival order.
-    private func queue(_ readings: [Reading], behind lane: CoalescingLane<Reading>, _ service: PostgresService,
-                       options: UpsertOptions = .upsert) async throws -> [Task<UpsertResult, any Error>] {
+    private func queue<Model: StoredModel>(_ readings: [Model], behind lane: CoalescingLane<Model>, _ service: PostgresService,
+                                           options: UpsertOptions = .upsert) async throws -> [Task<UpsertResult, any Error>] {
         var calls: [Task<UpsertResult, any Error>] = []
         for reading in readings {
             let before = lane.load.waiting
@@ -177,6 +192,24 @@ private struct ProbeEntity: EntityProtocol {
             #expect(rows[key] == readings[4])
             #expect(rows[other.uuid] == other)
             #expect(log.all.contains("BEGIN"), "the repetitions of a key went in one transaction")
+        }
+    }
+
+    @Test func eachCallerLearnsWhatHappenedToItsRowWhenTheColumnChangesTheKeyItWasGiven() async throws {
+        // A Date into a `date` key: stored as the day, which the batch must still match to its caller.
+        try await withTables(DailyTotal.create, configure: Self.heldUntilWritten) { service, _ in
+            let noon = Date(timeIntervalSince1970: 1_790_000_000)
+            let days = (0..<4).map { noon.addingTimeInterval(Double($0) * 86_400) }
+            try await service.update(entities: [DailyTotal(day: days[0], total: 1)])
+            let release = try await lockRow(service) { try await $0.query("SELECT 1 FROM daily_totals FOR UPDATE") }
+            let lane = service.runtime.coalescer.lane(DailyTotal.self, .upsert)
+            let first = Task { try await service.update(entities: [DailyTotal(day: days[0], total: 2)]) }
+            try await waitUntil("the first call writes") { lane.load.writing == 1 }
+            let calls = try await queue(days[1...].map { DailyTotal(day: $0, total: 3) }, behind: lane, service)
+            try await release()
+            #expect(try await first.value == UpsertResult(updated: 1))
+            for call in calls { #expect(try await call.value == UpsertResult(inserted: 1)) }
+            #expect(try await rowCount("daily_totals", service) == 4)
         }
     }
 

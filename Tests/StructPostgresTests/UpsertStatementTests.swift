@@ -50,11 +50,13 @@ private struct Tagged: StoredModel {
             WITH u AS (SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY \
             AS u("uuid", "label", "tags", "status", structpg_row)), \
             w AS (INSERT INTO "shop"."tagged" AS t ("uuid", "label", "tags", "status") \
-            SELECT u."uuid", u."label", u."tags"::text[], u."status"::shop.status FROM u ORDER BY u."uuid" \
+            SELECT u."uuid", u."label", u."tags"::text[], u."status"::shop.status FROM u ORDER BY CAST(u."uuid" AS uuid), u.structpg_row \
             ON CONFLICT ("uuid") DO UPDATE SET "label" = EXCLUDED."label", "tags" = EXCLUDED."tags", "status" = EXCLUDED."status" \
             WHERE (t."label", t."tags", t."status") IS DISTINCT FROM (EXCLUDED."label", EXCLUDED."tags", EXCLUDED."status") \
-            RETURNING t."uuid", (t.xmax = 0) AS inserted) \
-            SELECT u.structpg_row, w.inserted FROM u JOIN w ON (w."uuid") = (u."uuid")
+            RETURNING t.ctid AS structpg_ctid, t."uuid", (t.xmax = 0) AS structpg_inserted) \
+            SELECT DISTINCT ON (w.structpg_ctid) u.structpg_row, w.structpg_inserted \
+            FROM u JOIN w ON (w."uuid") = (CAST(u."uuid" AS uuid)) \
+            ORDER BY w.structpg_ctid, u.structpg_row
             """)
         let single = try prepared([rows[0]], description, .upsert, reportsRows: true)
         #expect(single.sql.hasPrefix("INSERT INTO"), "a single row's result says what happened to it")

@@ -113,8 +113,9 @@ final class CoalescingLane<E: EntityProtocol>: Sendable {
     /// The window of the waiting calls ended: they go as they are.
     private func windowEnded(_ window: UInt64) {
         let batch = state.withLock { state -> [Waiter]? in
-            guard state.window == window, !state.waiting.isEmpty else { return nil }
-            return state.takeBatch(max: settings.maxBatch)
+            guard state.window == window else { return nil }
+            state.window = nil
+            return state.waiting.isEmpty ? nil : state.takeBatch(max: settings.maxBatch)
         }
         if let batch { send(batch) }
     }
@@ -131,6 +132,7 @@ final class CoalescingLane<E: EntityProtocol>: Sendable {
     private func withdraw(_ id: UInt64) {
         let waiter = state.withLock { state -> Waiter? in
             guard let index = state.waiting.firstIndex(where: { $0.id == id }) else { return nil }
+            defer { if state.waiting.isEmpty { state.window = nil } }
             return state.waiting.remove(at: index)
         }
         waiter?.continuation.resume(throwing: StructPostgresError(
@@ -146,11 +148,15 @@ final class CoalescingLane<E: EntityProtocol>: Sendable {
     }
 
     /// Writes `entities`; when the batch fails for what one of its rows holds, writes each half again on its own,
-    /// in order, so that only the calls whose rows are at fault get the error.
-    private static func write(_ entities: [E], _ write: Write) async -> [Result<UpsertResult, any Error>] {
+    /// in order, so that only the calls whose rows are at fault get the error. A deadlock or serialization failure
+    /// (possible when repeated keys take a transaction) is retried a few times, as a transaction of one call is.
+    private static func write(_ entities: [E], _ write: Write, attempt: Int = 1) async -> [Result<UpsertResult, any Error>] {
         do {
             return try await write(entities).map { .success($0) }
-        } catch where entities.count > 1 && mayBeOneRowsFault(error) {
+        } catch let error as StructPostgresError where error.isRetryable && attempt <= 3 {
+            try? await Task.sleep(for: .milliseconds(Int.random(in: 1...(5 << attempt))))
+            return await self.write(entities, write, attempt: attempt + 1)
+        } catch let error as StructPostgresError where entities.count > 1 && isARowsFault(error) {
             let middle = entities.count / 2
             return await self.write(Array(entities[..<middle]), write) + self.write(Array(entities[middle...]), write)
         } catch {
@@ -158,12 +164,13 @@ final class CoalescingLane<E: EntityProtocol>: Sendable {
         }
     }
 
-    /// Whether an error may come from one row's values rather than from the connection, the pool or the schema.
-    private static func mayBeOneRowsFault(_ error: any Error) -> Bool {
-        guard let error = error as? StructPostgresError else { return true }
-        let notTheRows: [StructPostgresError.Code] = [
-            .connectionLost, .queryCancelled, .poolTimeout, .undefinedTable, .invalidConfiguration, .transactionMisuse,
+    /// Whether an error comes from what a row holds: a value refused before sending, a constraint, a data
+    /// exception or two rows the server holds for one (SQLSTATE classes 21, 22 and 23). Nothing of a failed
+    /// statement was written, so its halves can be written again. Any other error reaches every call of the batch.
+    private static func isARowsFault(_ error: StructPostgresError) -> Bool {
+        let codes: [StructPostgresError.Code] = [
+            .invalidValue, .unsupportedType, .uniqueViolation, .foreignKeyViolation, .notNullViolation, .checkViolation,
         ]
-        return !notTheRows.contains(error.code)
+        return codes.contains(error.code) || ["21", "22", "23"].contains(error.sqlState?.prefix(2) ?? "")
     }
 }

@@ -29,7 +29,7 @@ extension EntityWriter {
         let untouched = options.conflict == .ignore ? UpsertResult(skipped: 1) : UpsertResult(unchanged: 1)
         var results = Array(repeating: untouched, count: prepared.rowCount)
         for row in try await run(prepared, type) {
-            let (place, inserted) = try row.decode((Int64, Bool).self)
+            let (place, inserted) = try row.decode((Int64, Bool).self)  // structpg_row, structpg_inserted
             results[Int(place) - 1] = inserted ? UpsertResult(inserted: 1) : UpsertResult(updated: 1)
         }
         return results

@@ -47,18 +47,23 @@ enum UpsertSQL {
                 """
         }
         if reportsRows {
-            let keyed = keys.compactMap { key in batch.columns.firstIndex { $0.name == key } }
-            let quotedKeyList = keys.map { SQLIdentifier.quote($0) }
-            let written = quotedKeyList.map { "w.\($0)" }
-            let given = keyed.map { selected[$0] }
+            // The keys as stored (cast to the columns' own types, with their modifiers), to find each written row's
+            // place; of places whose keys PostgreSQL holds equal, the first written row goes to the first.
+            let stored = keys.compactMap { key in
+                batch.columns.firstIndex { $0.name == key }.map { "CAST(\(selected[$0]) AS \(batch.columns[$0].info.castName))" }
+            }
+            let written = keys.map { "w.\(SQLIdentifier.quote($0))" }
             let equal = schema.nullsMatch(in: keys) ? "IS NOT DISTINCT FROM" : "="
             return """
                 WITH u AS (SELECT * FROM unnest(\(parameters.joined(separator: ", "))) WITH ORDINALITY \
                 AS u(\(names.joined(separator: ", ")), structpg_row)), \
                 w AS (INSERT INTO \(schema.quotedTable) AS t (\(names.joined(separator: ", "))) \
-                SELECT \(selected.joined(separator: ", ")) FROM u ORDER BY \(given.joined(separator: ", ")) \
-                ON CONFLICT (\(quotedKeys)) \(conflict) RETURNING \(quotedKeyList.map { "t.\($0)" }.joined(separator: ", ")), (t.xmax = 0) AS inserted) \
-                SELECT u.structpg_row, w.inserted FROM u JOIN w ON (\(written.joined(separator: ", "))) \(equal) (\(given.joined(separator: ", ")))
+                SELECT \(selected.joined(separator: ", ")) FROM u ORDER BY \(stored.joined(separator: ", ")), u.structpg_row \
+                ON CONFLICT (\(quotedKeys)) \(conflict) \
+                RETURNING t.ctid AS structpg_ctid, \(keys.map { "t.\(SQLIdentifier.quote($0))" }.joined(separator: ", ")), (t.xmax = 0) AS structpg_inserted) \
+                SELECT DISTINCT ON (w.structpg_ctid) u.structpg_row, w.structpg_inserted \
+                FROM u JOIN w ON (\(written.joined(separator: ", "))) \(equal) (\(stored.joined(separator: ", "))) \
+                ORDER BY w.structpg_ctid, u.structpg_row
                 """
         }
         return """

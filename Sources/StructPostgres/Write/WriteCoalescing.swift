@@ -3,8 +3,9 @@
 /// With coalescing on, an `update(entities: [model])` of one model with nothing else to write, outside a
 /// transaction, joins the other such calls of its entity type and upsert options that are waiting: they are
 /// written together as one statement and one commit, and each caller gets its own result or its own error.
-/// A call that finds no other write of its kind under way is sent at once, so a lone call waits for nothing;
-/// while one is under way, calls gather for at most ``window`` or until ``maxBatch`` have arrived.
+/// When calls come one at a time, each is sent at once: a lone call waits for nothing. Under concurrency, calls
+/// gather while a write of their kind is under way, or until as many have come as the last batch held (the callers
+/// of a batch tend to come back together), for at most ``window``, or until ``maxBatch`` have arrived.
 ///
 /// ```swift
 /// var configuration = try PostgresService.Configuration(url: url)

@@ -1,0 +1,67 @@
+import Foundation
+@testable import StructPostgres
+import Synchronization
+import Testing
+
+private struct Tick: StoredModel {
+    static let table = "ticks"
+    var uuid: UUID
+}
+
+/// The lane's scheduling alone: its writes are closures here, so that a test decides when a write ends. (What a
+/// batch writes to PostgreSQL is tested against a server in `CoalescedWriteTests`.)
+@Suite(.timeLimit(.minutes(1))) struct CoalescingLaneTests {
+    private final class Writes: Sendable {
+        let sizes = Mutex<[Int]>([])
+        /// Each write waits this long, so that calls gather behind it.
+        let pause: Duration
+
+        init(pause: Duration) { self.pause = pause }
+
+        var write: CoalescingLane<Tick>.Write {
+            { [self] ticks in
+                sizes.withLock { $0.append(ticks.count) }
+                try await Task.sleep(for: pause)
+                return ticks.map { _ in UpsertResult(inserted: 1) }
+            }
+        }
+    }
+
+    private func waitUntil(_ condition: () -> Bool) async throws {
+        for _ in 0..<500 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(condition())
+    }
+
+    @Test func aCallAfterAWithdrawnCallWhoseWindowEndedIsStillSent() async throws {
+        let lane = CoalescingLane<Tick>(settings: WriteCoalescing(window: .milliseconds(100)))
+        let writes = Writes(pause: .milliseconds(300))
+        // A lone write, and three calls behind it: their batch makes the lane expect three calls at a time.
+        let first = Task { try await lane.upsert(Tick(uuid: UUID()), write: writes.write) }
+        try await waitUntil { lane.load.writing == 1 }
+        let behind = (0..<3).map { _ in Task { try await lane.upsert(Tick(uuid: UUID()), write: writes.write) } }
+        _ = try await first.value
+        for call in behind { _ = try await call.value }
+        #expect(writes.sizes.withLock { $0 } == [1, 3])
+
+        // A call now waits for others; cancelled, it leaves, and its window ends with nobody waiting.
+        let withdrawn = Task { try await lane.upsert(Tick(uuid: UUID()), write: writes.write) }
+        try await waitUntil { lane.load.waiting == 1 }
+        withdrawn.cancel()
+        let error = await #expect(throws: StructPostgresError.self) { try await withdrawn.value }
+        #expect(error?.code == .queryCancelled)
+        try await Task.sleep(for: .milliseconds(300))
+
+        // The next call starts a window of its own and is written when it ends.
+        let started = ContinuousClock.now
+        #expect(try await lane.upsert(Tick(uuid: UUID()), write: writes.write) == UpsertResult(inserted: 1))
+        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(writes.sizes.withLock { $0 } == [1, 3, 1])
+    }
+
+    @Test func callsOneAtATimeAreEachWrittenAtOnce() async throws {
+        let lane = CoalescingLane<Tick>(settings: WriteCoalescing(window: .seconds(60)))
+        let writes = Writes(pause: .zero)
+        for _ in 0..<5 { #expect(try await lane.upsert(Tick(uuid: UUID()), write: writes.write) == UpsertResult(inserted: 1)) }
+        #expect(writes.sizes.withLock { $0 } == [1, 1, 1, 1, 1])
+    }
+}
