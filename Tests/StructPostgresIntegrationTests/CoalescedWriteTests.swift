@@ -84,6 +84,26 @@ private struct ProbeEntity: EntityProtocol {
         }
     }
 
+    /// A write of the lane under way and held: a row stored, locked from another connection, and a call writing
+    /// it; calls made meanwhile queue behind it. `release` lets that write end and returns its result.
+    private struct HeldWrite {
+        let lane: CoalescingLane<Reading>
+        let release: @Sendable () async throws -> UpsertResult
+    }
+
+    private func holdWrite(_ service: PostgresService, _ options: UpsertOptions = .upsert) async throws -> HeldWrite {
+        let blocker = Reading(uuid: UUID(), value: 0)
+        try await service.update(entities: [blocker])
+        let unlock = try await lockRow(blocker.uuid, service)
+        let lane = lane(service, options)
+        let first = Task { try await service.update(entities: [Reading(uuid: blocker.uuid, value: 1)], options: options) }
+        try await waitUntil("the first call writes") { lane.load.writing == 1 }
+        return HeldWrite(lane: lane) {
+            try await unlock()
+            return try await first.value
+        }
+    }
+
     /// Starts the calls one after another, each once the one before it waits in the lane: their arrival order.
     private func queue<Model: StoredModel>(_ readings: [Model], behind lane: CoalescingLane<Model>, _ service: PostgresService,
                                            options: UpsertOptions = .upsert) async throws -> [Task<UpsertResult, any Error>] {
@@ -135,17 +155,12 @@ private struct ProbeEntity: EntityProtocol {
 
     @Test func onlyTheCallersWhoseRowsBreakACheckGetTheErrorAndEveryOtherRowIsWritten() async throws {
         try await withTables(Reading.create, pool: PoolOptions(maxConnections: 4), configure: Self.heldUntilWritten) { service, log in
-            let blocker = Reading(uuid: UUID(), value: 0)
-            try await service.update(entities: [blocker])
-            let release = try await lockRow(blocker.uuid, service)
-            let lane = lane(service)
-            let first = Task { try await service.update(entities: [Reading(uuid: blocker.uuid, value: 1)]) }
-            try await waitUntil("the first call writes") { lane.load.writing == 1 }
+            let held = try await holdWrite(service)
+            let lane = held.lane
             let readings = (0..<20).map { Reading(uuid: UUID(), value: [3, 11, 12].contains($0) ? -$0 : $0) }
             let calls = try await queue(readings, behind: lane, service)
             log.reset()
-            try await release()
-            #expect(try await first.value == UpsertResult(updated: 1))
+            #expect(try await held.release() == UpsertResult(updated: 1))
 
             for (reading, call) in zip(readings, calls) {
                 if reading.value < 0 {
@@ -166,12 +181,8 @@ private struct ProbeEntity: EntityProtocol {
 
     @Test func callersWritingTheSameKeyAreAppliedInArrivalOrderEachWithTheResultItWouldHaveHadAlone() async throws {
         try await withTables(Reading.create, configure: Self.heldUntilWritten) { service, log in
-            let blocker = Reading(uuid: UUID(), value: 0)
-            try await service.update(entities: [blocker])
-            let release = try await lockRow(blocker.uuid, service)
-            let lane = lane(service)
-            let first = Task { try await service.update(entities: [Reading(uuid: blocker.uuid, value: 1)]) }
-            try await waitUntil("the first call writes") { lane.load.writing == 1 }
+            let held = try await holdWrite(service)
+            let lane = held.lane
             let key = UUID()
             let other = Reading(uuid: UUID(), value: 9)
             let readings = [
@@ -179,8 +190,7 @@ private struct ProbeEntity: EntityProtocol {
                 Reading(uuid: key, value: 3, note: "last"),
             ]
             let calls = try await queue(readings, behind: lane, service)
-            try await release()
-            _ = try await first.value
+            _ = try await held.release()
 
             var results: [UpsertResult] = []
             for call in calls { results.append(try await call.value) }
@@ -215,17 +225,13 @@ private struct ProbeEntity: EntityProtocol {
 
     @Test func insertIfAbsentCallersLearnWhichOfThemWereSkipped() async throws {
         try await withTables(Reading.create, configure: Self.heldUntilWritten) { service, _ in
-            let blocker = Reading(uuid: UUID(), value: 0)
             let kept = Reading(uuid: UUID(), value: 5)
-            try await service.update(entities: [blocker, kept])
-            let release = try await lockRow(blocker.uuid, service)
-            let lane = lane(service, .insertIfAbsent)
-            let first = Task { try await service.update(entities: [blocker], options: .insertIfAbsent.coalesced()) }
-            try await waitUntil("the first call writes") { lane.load.writing == 1 }
+            try await service.update(entities: [kept])
+            let held = try await holdWrite(service, .insertIfAbsent.coalesced())
+            let lane = held.lane
             let readings = [Reading(uuid: kept.uuid, value: 6), Reading(uuid: UUID(), value: 7)]
             let calls = try await queue(readings, behind: lane, service, options: .insertIfAbsent.coalesced())
-            try await release()
-            #expect(try await first.value == UpsertResult(skipped: 1))
+            #expect(try await held.release() == UpsertResult(skipped: 1))
             #expect(try await calls[0].value == UpsertResult(skipped: 1))
             #expect(try await calls[1].value == UpsertResult(inserted: 1))
             #expect(try await stored(service)[kept.uuid] == kept)
@@ -234,13 +240,10 @@ private struct ProbeEntity: EntityProtocol {
 
     @Test func aCallerCancelledWhileWaitingLeavesTheBatchAndOneCancelledAfterItWasSentStillGetsItsRow() async throws {
         try await withTables(Reading.create, configure: Self.heldUntilWritten) { service, _ in
-            let blocker = Reading(uuid: UUID(), value: 0)
             let locked = Reading(uuid: UUID(), value: 0)
-            try await service.update(entities: [blocker, locked])
-            let releaseBlocker = try await lockRow(blocker.uuid, service)
-            let lane = lane(service)
-            let first = Task { try await service.update(entities: [Reading(uuid: blocker.uuid, value: 1)]) }
-            try await waitUntil("the first call writes") { lane.load.writing == 1 }
+            try await service.update(entities: [locked])
+            let held = try await holdWrite(service)
+            let lane = held.lane
             let readings = [Reading(uuid: UUID(), value: 1), Reading(uuid: UUID(), value: 2), Reading(uuid: UUID(), value: 3)]
             let calls = try await queue(readings, behind: lane, service)
 
@@ -255,8 +258,7 @@ private struct ProbeEntity: EntityProtocol {
             let releaseLocked = try await lockRow(locked.uuid, service)
             let late = Task { try await service.update(entities: [Reading(uuid: locked.uuid, value: 4)]) }
             try await waitUntil("the late call waits") { lane.load.waiting == 3 }
-            try await releaseBlocker()
-            _ = try await first.value
+            _ = try await held.release()
             try await waitUntil("the batch is sent") { lane.load.waiting == 0 }
             calls[0].cancel()
             late.cancel()
@@ -274,12 +276,8 @@ private struct ProbeEntity: EntityProtocol {
 
     @Test func callsInTransactionsGraphWritesAndOptedOutCallsAreNeverGathered() async throws {
         try await withTables(Reading.create, Probe.create, configure: Self.heldUntilWritten) { service, log in
-            let blocker = Reading(uuid: UUID(), value: 0)
-            try await service.update(entities: [blocker])
-            let release = try await lockRow(blocker.uuid, service)
-            let lane = lane(service)
-            let first = Task { try await service.update(entities: [Reading(uuid: blocker.uuid, value: 1)]) }
-            try await waitUntil("the first call writes") { lane.load.writing == 1 }
+            let held = try await holdWrite(service)
+            let lane = held.lane
 
             // While the lane is busy, these do not wait for it.
             let probe = Probe(uuid: UUID(), reading: Reading(uuid: UUID(), value: 6))
@@ -294,8 +292,7 @@ private struct ProbeEntity: EntityProtocol {
             #expect(lane.load.waiting == 0)
             #expect(lane.load.writing == 1)
 
-            try await release()
-            _ = try await first.value
+            _ = try await held.release()
             #expect(!log.all.contains(where: isCoalesced))
             #expect(try await rowCount("readings", service) == 6)
             #expect(try await rowCount("probes", service) == 1)
@@ -304,16 +301,11 @@ private struct ProbeEntity: EntityProtocol {
 
     @Test func aBadValueFoundBeforeSendingFailsOnlyItsOwnCaller() async throws {
         try await withTables(Reading.create, configure: Self.heldUntilWritten) { service, _ in
-            let blocker = Reading(uuid: UUID(), value: 0)
-            try await service.update(entities: [blocker])
-            let release = try await lockRow(blocker.uuid, service)
-            let lane = lane(service)
-            let first = Task { try await service.update(entities: [Reading(uuid: blocker.uuid, value: 1)]) }
-            try await waitUntil("the first call writes") { lane.load.writing == 1 }
+            let held = try await holdWrite(service)
+            let lane = held.lane
             let readings = [Reading(uuid: UUID(), value: 1), Reading(uuid: UUID(), value: 2, note: "nul\u{0}byte"), Reading(uuid: UUID(), value: 3)]
             let calls = try await queue(readings, behind: lane, service)
-            try await release()
-            _ = try await first.value
+            _ = try await held.release()
             #expect(try await calls[0].value == UpsertResult(inserted: 1))
             let error = await #expect(throws: StructPostgresError.self) { try await calls[1].value }
             #expect(error?.code == .invalidValue)

@@ -26,19 +26,11 @@ extension Bench {
                     let before = try await nextTransaction()
                     let cpuStart = CPUTime.now(server: serverIsLocal)
                     let seconds = try await Report.seconds {
-                        try await withThrowingTaskGroup(of: Void.self) { group in
-                            for task in 0..<tasks {
-                                group.addTask {
-                                    for index in 0..<perTask {
-                                        let book = BenchData.book(task * perTask + index, authors: options.authors, version: 5)
-                                        switch contender {
-                                        case .handWritten: try await hand.upsertOne(book)
-                                        case .library, .fluent: try await coalescing.update(entities: [book])
-                                        }
-                                    }
-                                }
+                        try await upsertConcurrently(tasks: tasks, perTask: perTask, version: 5) { book in
+                            switch contender {
+                            case .handWritten: try await hand.upsertOne(book)
+                            case .library, .fluent: try await coalescing.update(entities: [book])
                             }
-                            try await group.waitForAll()
                         }
                     }
                     cpu[contender, default: []].append(CPUTime.now(server: serverIsLocal) - cpuStart)

@@ -91,20 +91,12 @@ extension Bench {
             try await seed(books: tasks * perTask / 2)
             let cpuStart = CPUTime.now(server: serverIsLocal)
             let seconds = try await Report.seconds {
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for task in 0..<tasks {
-                        group.addTask {
-                            for index in 0..<perTask {
-                                let book = BenchData.book(task * perTask + index, authors: options.authors, version: 4)
-                                switch contender {
-                                case .handWritten: try await hand.upsertOne(book)
-                                case .library: try await service.update(entities: [book])
-                                case .fluent: try await fluent!.upsertOne(book)
-                                }
-                            }
-                        }
+                try await upsertConcurrently(tasks: tasks, perTask: perTask, version: 4) { book in
+                    switch contender {
+                    case .handWritten: try await hand.upsertOne(book)
+                    case .library: try await service.update(entities: [book])
+                    case .fluent: try await fluent!.upsertOne(book)
                     }
-                    try await group.waitForAll()
                 }
             }
             cpu[contender, default: []].append(CPUTime.now(server: serverIsLocal) - cpuStart)
@@ -114,6 +106,18 @@ extension Bench {
         report.add(
             "W4 \(tasks) tasks x \(perTask) upserts", unit: "rows/s", rounds: throughput, target: .atLeast(0.9), fluentTarget: .atLeast(2))
         report.noteCPU("W4 \(tasks) tasks x \(perTask) upserts", cpu) { "\(Int($0 * 1e6 / Double(tasks * perTask))) µs per upsert" }
+    }
+
+    /// Books `0..<tasks * perTask` at `version`, upserted one per call by `tasks` tasks at once.
+    func upsertConcurrently(tasks: Int, perTask: Int, version: Int, _ upsert: @escaping @Sendable (BenchBook) async throws -> Void) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for task in 0..<tasks {
+                group.addTask {
+                    for index in 0..<perTask { try await upsert(BenchData.book(task * perTask + index, authors: options.authors, version: version)) }
+                }
+            }
+            try await group.waitForAll()
+        }
     }
 
     /// W5: delete half of `count` books by uuid.
