@@ -151,4 +151,21 @@ enum TestServer {
             }
         }
     }
+
+    /// Times a pool wait: in this suite, which runs one test at a time, so that a loaded machine does not delay the
+    /// connections it opens first beyond the wait it times.
+    @Test func onceEveryOpenConnectionIsLeasedTheNextCallerTimesOut() async throws {
+        try await withTables(BookSchema.create, pool: PoolOptions(maxConnections: 2, acquireTimeout: .seconds(5))) { service, _ in
+            // Both connections open, then idle: later calls lease them directly, and count them.
+            try await service.withConnection { _ in try await service.withConnection { _ in #expect(service.connectionsInUse == 2) } }
+            #expect(service.connectionsInUse == 0)
+            let error = await #expect(throws: StructPostgresError.self) {
+                try await service.withConnection { _ in
+                    try await service.withConnection { _ in _ = try await service.query("SELECT 1") }
+                }
+            }
+            #expect(error?.code == .poolTimeout)
+            #expect(service.connectionsInUse == 0)
+        }
+    }
 }
