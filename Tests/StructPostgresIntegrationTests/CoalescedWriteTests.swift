@@ -179,6 +179,31 @@ private struct ProbeEntity: EntityProtocol {
         }
     }
 
+    @Test func anErrorThatIsNoRowsFaultReachesEveryCallerOfTheBatchWithoutSplittingIt() async throws {
+        // A trigger refusing any statement of more than one row: the batch fails whichever rows it holds.
+        let refuseBatches = """
+            CREATE FUNCTION refuse_batches() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF (SELECT count(*) FROM new_rows) > 1 THEN RAISE EXCEPTION 'one row at a time' USING ERRCODE = 'P0001'; END IF;
+                RETURN NULL;
+            END $$;
+            CREATE TRIGGER refuse_batches AFTER INSERT ON readings REFERENCING NEW TABLE AS new_rows
+                FOR EACH STATEMENT EXECUTE FUNCTION refuse_batches();
+            """
+        try await withTables(Reading.create, refuseBatches, configure: Self.heldUntilWritten) { service, log in
+            let held = try await holdWrite(service)
+            let calls = try await queue((1...3).map { Reading(uuid: UUID(), value: $0) }, behind: held.lane, service)
+            log.reset()
+            _ = try await held.release()
+            for call in calls {
+                let error = await #expect(throws: StructPostgresError.self) { try await call.value }
+                #expect(error?.sqlState == "P0001")
+            }
+            #expect(log.all.filter(isCoalesced).count == 1, "the batch was not split")
+            #expect(try await rowCount("readings", service) == 1)
+        }
+    }
+
     @Test func callersWritingTheSameKeyAreAppliedInArrivalOrderEachWithTheResultItWouldHaveHadAlone() async throws {
         try await withTables(Reading.create, configure: Self.heldUntilWritten) { service, log in
             let held = try await holdWrite(service)
