@@ -145,6 +145,10 @@ public struct StructPostgresError: Error, Sendable, CustomStringConvertible {
     /// Whether running the whole transaction again may succeed (serialization failure or deadlock).
     public var isRetryable: Bool { code == .serializationFailure || code == .deadlock }
 
+    /// How long to wait before running work that failed retryably again, after `attempt` failures: a random delay
+    /// (so that two transactions that collided do not collide again) growing with each attempt.
+    static func retryDelay(after attempt: Int) -> Duration { .milliseconds(Int.random(in: 1...(5 << min(attempt, 6)))) }
+
     func with(entity: String? = nil, table: String? = nil) -> Self {
         var copy = self
         if copy.entity == nil { copy.entity = entity }

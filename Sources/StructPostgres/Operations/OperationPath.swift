@@ -71,7 +71,7 @@ public struct OperationPath: Sendable {
                     "transaction retried", metadata: ["attempt": "\(attempt)", "sqlstate": "\(error.sqlState ?? "")"])
                 span?.event("transaction retried", ["db.response.status_code": .string(error.sqlState ?? ""), "structpg.attempt": .int64(Int64(attempt))])
                 do {
-                    try await Task.sleep(for: .milliseconds(Int.random(in: 1...(5 << min(attempt, 6)))))
+                    try await Task.sleep(for: StructPostgresError.retryDelay(after: attempt))
                 } catch {
                     throw StructPostgresError.from(error, sql: nil)
                 }

@@ -154,7 +154,7 @@ final class CoalescingLane<E: EntityProtocol>: Sendable {
         do {
             return try await write(entities).map { .success($0) }
         } catch let error as StructPostgresError where error.isRetryable && attempt <= 3 {
-            try? await Task.sleep(for: .milliseconds(Int.random(in: 1...(5 << attempt))))
+            try? await Task.sleep(for: StructPostgresError.retryDelay(after: attempt))
             return await self.write(entities, write, attempt: attempt + 1)
         } catch let error as StructPostgresError where entities.count > 1 && isARowsFault(error) {
             let middle = entities.count / 2
