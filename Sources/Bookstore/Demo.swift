@@ -39,7 +39,7 @@ struct Demo {
     }
 
     /// A live view of The Hobbit's reviews (`observe`: a fresh list after each committed change, over the triggers
-    /// of migration 0003), while this task adds a review and removes it.
+    /// of migrations 0003 and 0004), while this task adds a review and removes it.
     private func showLiveReviews() async throws {
         let (shown, show) = AsyncStream<Int>.makeStream()
         let view = Task { [service] in

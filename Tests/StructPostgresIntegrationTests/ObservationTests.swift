@@ -265,6 +265,43 @@ extension ObservationTests {
             #expect(events.withLock { $0 } == [.change(TableChange(table: "public.notes", operation: .delete, rowCount: nil, keys: nil))])
         }
     }
+
+    /// Without keys the payload is the operation alone (the listener knows the table by the channel): no JSON is
+    /// built by every write.
+    @Test func withoutKeysThePayloadIsTheOperation() async throws {
+        try await withNotes { service in
+            let oid = try await service.query("SELECT 'notes'::regclass::oid::int8")[0].decode(Int64.self)
+            let payloads = Mutex<[String]>([])
+            let listener = service.runtime.listener
+            let id = try await listener.subscribe([ChangeNotifications.channel(oid: oid)]) { event in
+                if case .notification(_, let payload) = event { payloads.withLock { $0.append(payload) } }
+            }
+            defer { listener.unsubscribe(id) }
+            try await service.execute(unsafeSQL: "INSERT INTO notes (uuid, text) VALUES (gen_random_uuid(), 'a'); DELETE FROM notes")
+            for _ in 0..<3_000 where payloads.withLock({ $0.count }) < 2 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(payloads.withLock { $0 } == ["INSERT", "DELETE"])
+        }
+    }
+
+    /// Triggers installed by an earlier version send a JSON payload without keys: still understood.
+    @Test func triggersOfAnEarlierVersionAreStillUnderstood() async throws {
+        try await withNotes { service in
+            try await service.execute(unsafeSQL: """
+                DROP TRIGGER structpg_notify ON notes;
+                CREATE TRIGGER structpg_notify AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON notes
+                    FOR EACH STATEMENT EXECUTE FUNCTION structpg_notify_change('-');
+                """)
+            let events = Mutex<[ChangeEvent]>([])
+            let reader = Task {
+                for try await event in service.changes(in: ["notes"]) { events.withLock { $0.append(event) } }
+            }
+            for _ in 0..<6_000 where service.runtime.listener.channelCount == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            try await service.execute(unsafeSQL: "DELETE FROM notes")
+            for _ in 0..<6_000 where events.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(10)) }
+            reader.cancel()
+            #expect(events.withLock { $0 } == [.change(TableChange(table: "public.notes", operation: .delete, rowCount: nil, keys: nil))])
+        }
+    }
 }
 
 /// A second service on the same database: changes from another connection, as another process makes them.

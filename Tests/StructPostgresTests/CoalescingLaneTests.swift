@@ -33,7 +33,8 @@ private struct Tick: StoredModel {
     }
 
     @Test func aCallAfterAWithdrawnCallWhoseWindowEndedIsStillSent() async throws {
-        let lane = CoalescingLane<Tick>(settings: WriteCoalescing(window: .milliseconds(100)))
+        // A window long enough to see a call waiting in it on a loaded machine (the test polls every 10 ms).
+        let lane = CoalescingLane<Tick>(settings: WriteCoalescing(window: .seconds(1)))
         let writes = Writes(pause: .milliseconds(300))
         // A lone write, and three calls behind it: their batch makes the lane expect three calls at a time.
         let first = Task { try await lane.upsert(Tick(uuid: UUID()), write: writes.write) }
@@ -49,7 +50,7 @@ private struct Tick: StoredModel {
         withdrawn.cancel()
         let error = await #expect(throws: StructPostgresError.self) { try await withdrawn.value }
         #expect(error?.code == .queryCancelled)
-        try await Task.sleep(for: .milliseconds(300))
+        try await Task.sleep(for: .milliseconds(1_500))
 
         // The next call starts a window of its own and is written when it ends.
         let started = ContinuousClock.now

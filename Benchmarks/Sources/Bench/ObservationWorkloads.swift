@@ -72,9 +72,8 @@ extension Bench {
             ALTER TABLE books_plain ADD FOREIGN KEY (author_id) REFERENCES authors (uuid);
             INSERT INTO books_plain SELECT * FROM books;
             ANALYZE books_plain;
-            SELECT structpg_observe('books', \(keys));
             """)
-        service.forgetSchemaCache()
+        try await service.installChangeNotifications(on: ["books"], keys: keys)
         var batchRatios: [Double] = []
         var singles: [Bool: [Double]] = [:]
         let newHalf = BenchData.books((count / 2)..<count, authors: options.authors, version: 0)

@@ -1,8 +1,9 @@
 /// The SQL that makes PostgreSQL announce committed changes of a table, which ``PostgresService/observe(_:where:sortedBy:limit:loading:)-(_,Filter?,_,_,_)``
 /// and ``PostgresService/changes(in:)`` listen to.
 ///
-/// Statement-level triggers call `pg_notify` on the channel `structpg_<table oid>` with a JSON payload: the table
-/// and the operation. Installed with keys, the triggers read the statement's transition tables and add how many
+/// Statement-level triggers call `pg_notify` on the channel `structpg_<table oid>`, whose payload is the operation
+/// (`INSERT`, `UPDATE`, `DELETE`, `TRUNCATE`): the listener knows the table by its channel. Installed with keys,
+/// the triggers read the statement's transition tables and send a JSON payload: the table, the operation, how many
 /// rows changed and their primary keys (when there are at most ``keysPerNotification`` of them), and a statement
 /// that changed no row (an upsert whose rows were already as given) sends nothing. `NOTIFY` is delivered only when
 /// the transaction commits, so rolled-back work announces nothing.
@@ -15,15 +16,28 @@ public enum ChangeNotifications {
 
     /// The functions every observed table uses: created or replaced, so running it again is harmless.
     public static let functionsSQL = """
+        -- Without keys: the operation is the whole payload (building a JSON payload in every statement doubled
+        -- what the triggers cost a single-row upsert).
+        CREATE OR REPLACE FUNCTION structpg_notify_operation() RETURNS trigger LANGUAGE plpgsql AS $structpg$
+        DECLARE
+            sent text;
+        BEGIN
+            -- An assignment rather than PERFORM: PL/pgSQL evaluates it as an expression, without running a query.
+            sent := pg_notify('structpg_' || TG_RELID, TG_OP)::text;
+            RETURN NULL;
+        END
+        $structpg$;
+
         CREATE OR REPLACE FUNCTION structpg_notify_change() RETURNS trigger LANGUAGE plpgsql AS $structpg$
         DECLARE
             changed bigint := -1;
             keys jsonb;
+            notified text;
         BEGIN
             IF TG_ARGV[0] = '-' THEN
-                -- Installed without keys: no transition tables to read.
-                PERFORM pg_notify('structpg_' || TG_RELID,
-                    json_build_object('table', TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME, 'op', TG_OP)::text);
+                -- Triggers without keys installed by an earlier version (now structpg_notify_operation).
+                notified := pg_notify('structpg_' || TG_RELID,
+                    json_build_object('table', TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME, 'op', TG_OP)::text)::text;
                 RETURN NULL;
             END IF;
             -- Static SQL: PL/pgSQL plans it once per table the trigger is on.
@@ -47,8 +61,8 @@ public enum ChangeNotifications {
             IF octet_length(keys::text) > 7500 THEN
                 keys := NULL;
             END IF;
-            PERFORM pg_notify('structpg_' || TG_RELID,
-                json_build_object('table', TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME, 'op', TG_OP, 'rows', changed, 'keys', keys)::text);
+            notified := pg_notify('structpg_' || TG_RELID,
+                json_build_object('table', TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME, 'op', TG_OP, 'rows', changed, 'keys', keys)::text)::text;
             RETURN NULL;
         END
         $structpg$;
@@ -62,7 +76,7 @@ public enum ChangeNotifications {
         BEGIN
             PERFORM structpg_unobserve(target);
             IF NOT with_keys THEN
-                EXECUTE format('CREATE TRIGGER structpg_notify AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION structpg_notify_change(%L)', target, '-');
+                EXECUTE format('CREATE TRIGGER structpg_notify AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION structpg_notify_operation()', target);
                 RETURN;
             END IF;
             EXECUTE format('CREATE TRIGGER structpg_notify_insert AFTER INSERT ON %s REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION structpg_notify_change(%L)', target, key);
@@ -105,8 +119,11 @@ public enum ChangeNotifications {
     /// The channel a table's changes are announced on.
     static func channel(oid: Int64) -> String { "structpg_\(oid)" }
 
-    /// Whether the table with `oid` has the triggers installed.
-    static let installedSQL = "SELECT count(*) > 0 FROM pg_trigger WHERE tgrelid = $1::oid AND tgname LIKE 'structpg\\_notify%'"
+    /// The table with `oid`, schema-qualified as the triggers name it, and whether it has the triggers installed.
+    static let installedSQL = """
+        SELECT n.nspname || '.' || c.relname, EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname LIKE 'structpg\\_notify%') \
+        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1::oid
+        """
 }
 
 /// A string literal for SQL text.

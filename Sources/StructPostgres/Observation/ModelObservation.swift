@@ -117,7 +117,7 @@ final class ObservationSubscription: Sendable {
         let channels = try await path.perform(Operation(.fetch, E.self)) { try await $0.notificationChannels(tables, entity: "\(E.self)") }
         listener = path.runtime.listener
         let signal = self.signal
-        id = try await listener.subscribe(channels) { event in
+        id = try await listener.subscribe(Set(channels.keys)) { event in
             switch event {
             case .notification, .resumed: signal.notify()
             case .failed(let error): signal.fail(error)

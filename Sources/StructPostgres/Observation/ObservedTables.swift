@@ -17,21 +17,22 @@ enum ObservedTables {
 }
 
 extension DatabaseSession {
-    /// The notification channel of each table, checking that its triggers are installed.
+    /// The notification channel of each table, and the table it announces (schema-qualified), checking that its
+    /// triggers are installed.
     /// - Throws: `invalidConfiguration` naming a table without them and how to install them.
-    func notificationChannels(_ tables: [String], entity: String) async throws -> Set<String> {
-        var channels = Set<String>()
+    func notificationChannels(_ tables: [String], entity: String) async throws -> [String: String] {
+        var channels: [String: String] = [:]
         for table in tables {
             let schema = try await schema(of: table, entity: entity)
             var check = Statement(sql: ChangeNotifications.installedSQL)
             _ = check.bind(.int8(schema.oid))
-            guard try await run(check).first?.decode(Bool.self) == true else {
+            guard let found = try await run(check).first?.decode((String, Bool).self), found.1 else {
                 throw StructPostgresError(
                     .invalidConfiguration,
                     "table '\(table)' has no change notifications: install them with a migration (`structpg observe add \(table)` writes one) or `service.installChangeNotifications(on: [\"\(table)\"])`",
                     entity: entity, table: table)
             }
-            channels.insert(ChangeNotifications.channel(oid: schema.oid))
+            channels[ChangeNotifications.channel(oid: schema.oid)] = found.0
         }
         return channels
     }

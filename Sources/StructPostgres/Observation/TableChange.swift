@@ -23,8 +23,14 @@ public struct TableChange: Sendable, Equatable {
         self.keys = keys
     }
 
-    /// The change a notification's payload describes; `nil` for a payload the triggers do not send.
-    init?(payload: String) {
+    /// The change a notification's payload describes, on the channel of `table`: the operation alone (triggers
+    /// without keys), or a JSON object (with keys, or installed by an earlier version); `nil` for a payload the
+    /// triggers do not send.
+    init?(payload: String, table: String) {
+        if let operation = Operation(rawValue: payload) {
+            self.init(table: table, operation: operation, rowCount: nil, keys: nil)
+            return
+        }
         guard let object = try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any],
               let table = object["table"] as? String, let op = (object["op"] as? String).flatMap(Operation.init(rawValue:))
         else { return nil }

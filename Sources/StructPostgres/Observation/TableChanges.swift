@@ -50,10 +50,10 @@ final class ChangeSubscription: Sendable {
         let (events, continuation) = AsyncThrowingStream<ChangeEvent, any Error>.makeStream()
         self.events = events
         listener = path.runtime.listener
-        id = try await listener.subscribe(channels) { event in
+        id = try await listener.subscribe(Set(channels.keys)) { event in
             switch event {
-            case .notification(_, let payload):
-                if let change = TableChange(payload: payload) { continuation.yield(.change(change)) }
+            case .notification(let channel, let payload):
+                if let table = channels[channel], let change = TableChange(payload: payload, table: table) { continuation.yield(.change(change)) }
             case .resumed: continuation.yield(.resumed)
             case .failed(let error): continuation.finish(throwing: error)
             }

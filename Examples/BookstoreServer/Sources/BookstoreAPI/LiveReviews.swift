@@ -5,8 +5,8 @@ import Logging
 import StructPostgres
 
 /// A book's reviews as server-sent events: one `reviews` event with the current list, then one after every committed
-/// change (`observe`, over the triggers of migration 0003). The stream ends when the client goes away, or after
-/// `events` events.
+/// change (`observe`, over the triggers of migrations 0003 and 0004). The stream ends when the client goes away, or
+/// after `events` events.
 struct LiveReviews: Sendable {
     let service: PostgresService
     let book: UUID
