@@ -226,20 +226,15 @@ where S.Element == [Model] {
     @Test func changesGivesTheTableTheOperationAndTheKeys() async throws {
         try await withTables(Self.notes) { service, _ in
             try await service.installChangeNotifications(on: ["notes"], keys: true)
-            let events = Mutex<[ChangeEvent]>([])
-            let reader = Task {
-                for try await event in service.changes(in: ["notes"]) { events.withLock { $0.append(event) } }
-            }
-            for _ in 0..<6_000 where service.runtime.listener.channelCount == 0 { try await Task.sleep(for: .milliseconds(10)) }
             let notes = [Note(uuid: UUID(), text: "a"), Note(uuid: UUID(), text: "b")]
-            try await service.update(entities: notes)
-            try await service.update(entities: notes)  // unchanged: no statement changed a row, no notification
-            try await service.delete(entities: [notes[0]])
-            try await service.execute(unsafeSQL: "TRUNCATE notes")
-            for _ in 0..<6_000 where events.withLock({ $0.count }) < 3 { try await Task.sleep(for: .milliseconds(10)) }
-            reader.cancel()
+            let events = try await changes(in: service, count: 3) {
+                try await service.update(entities: notes)
+                try await service.update(entities: notes)  // unchanged: no statement changed a row, no notification
+                try await service.delete(entities: [notes[0]])
+                try await service.execute(unsafeSQL: "TRUNCATE notes")
+            }
             // The order of keys within one statement is the server's: compare them sorted.
-            let seen = events.withLock { $0 }.map { event -> ChangeEvent in
+            let seen = events.map { event -> ChangeEvent in
                 guard case .change(var change) = event else { return event }
                 change.keys = change.keys?.sorted()
                 return .change(change)
@@ -254,18 +249,24 @@ where S.Element == [Model] {
 }
 
 extension ObservationTests {
+    /// What `changes(in: ["notes"])` yields while `body` runs, once it has yielded `count` events (or after a minute).
+    private func changes(in service: PostgresService, count: Int, during body: () async throws -> Void) async throws -> [ChangeEvent] {
+        let events = Mutex<[ChangeEvent]>([])
+        let reader = Task {
+            for try await event in service.changes(in: ["notes"]) { events.withLock { $0.append(event) } }
+        }
+        defer { reader.cancel() }
+        for _ in 0..<6_000 where service.runtime.listener.channelCount == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        try await body()
+        for _ in 0..<6_000 where events.withLock({ $0.count }) < count { try await Task.sleep(for: .milliseconds(10)) }
+        return events.withLock { $0 }
+    }
+
     /// Installed without keys (the default), a notification names the table and the operation only.
     @Test func withoutKeysAChangeNamesTableAndOperation() async throws {
         try await withNotes { service in
-            let events = Mutex<[ChangeEvent]>([])
-            let reader = Task {
-                for try await event in service.changes(in: ["notes"]) { events.withLock { $0.append(event) } }
-            }
-            for _ in 0..<6_000 where service.runtime.listener.channelCount == 0 { try await Task.sleep(for: .milliseconds(10)) }
-            try await service.execute(unsafeSQL: "DELETE FROM notes")
-            for _ in 0..<6_000 where events.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(10)) }
-            reader.cancel()
-            #expect(events.withLock { $0 } == [.change(TableChange(table: "public.notes", operation: .delete, rowCount: nil, keys: nil))])
+            let events = try await changes(in: service, count: 1) { try await service.execute(unsafeSQL: "DELETE FROM notes") }
+            #expect(events == [.change(TableChange(table: "public.notes", operation: .delete, rowCount: nil, keys: nil))])
         }
     }
 
@@ -294,15 +295,8 @@ extension ObservationTests {
                 CREATE TRIGGER structpg_notify AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON notes
                     FOR EACH STATEMENT EXECUTE FUNCTION structpg_notify_change('-');
                 """)
-            let events = Mutex<[ChangeEvent]>([])
-            let reader = Task {
-                for try await event in service.changes(in: ["notes"]) { events.withLock { $0.append(event) } }
-            }
-            for _ in 0..<6_000 where service.runtime.listener.channelCount == 0 { try await Task.sleep(for: .milliseconds(10)) }
-            try await service.execute(unsafeSQL: "DELETE FROM notes")
-            for _ in 0..<6_000 where events.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(10)) }
-            reader.cancel()
-            #expect(events.withLock { $0 } == [.change(TableChange(table: "public.notes", operation: .delete, rowCount: nil, keys: nil))])
+            let events = try await changes(in: service, count: 1) { try await service.execute(unsafeSQL: "DELETE FROM notes") }
+            #expect(events == [.change(TableChange(table: "public.notes", operation: .delete, rowCount: nil, keys: nil))])
         }
     }
 }
