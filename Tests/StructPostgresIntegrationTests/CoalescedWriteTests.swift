@@ -62,7 +62,11 @@ private struct ProbeEntity: EntityProtocol {
     /// Holds the row lock of `key` in a transaction on another connection until the returned closure is called,
     /// so that a write of that row waits, and with it the calls that gather behind it.
     private func lockRow(_ key: UUID, _ service: PostgresService) async throws -> @Sendable () async throws -> Void {
-        try await lockRow(service) { try await $0.query("SELECT 1 FROM readings WHERE uuid = \(key) FOR UPDATE") }
+        try await lockRow(service, Self.locking(key))
+    }
+
+    private static func locking(_ key: UUID) -> @Sendable (PostgresTransaction) async throws -> [PostgresRow] {
+        { try await $0.query("SELECT 1 FROM readings WHERE uuid = \(key) FOR UPDATE") }
     }
 
     private func lockRow(
@@ -86,17 +90,25 @@ private struct ProbeEntity: EntityProtocol {
 
     /// A write of the lane under way and held: a row stored, locked from another connection, and a call writing
     /// it; calls made meanwhile queue behind it. `release` lets that write end and returns its result.
-    private struct HeldWrite {
-        let lane: CoalescingLane<Reading>
+    private struct HeldWrite<Model: StoredModel> {
+        let lane: CoalescingLane<Model>
         let release: @Sendable () async throws -> UpsertResult
     }
 
-    private func holdWrite(_ service: PostgresService, _ options: UpsertOptions = .upsert) async throws -> HeldWrite {
+    private func holdWrite(_ service: PostgresService, _ options: UpsertOptions = .upsert) async throws -> HeldWrite<Reading> {
         let blocker = Reading(uuid: UUID(), value: 0)
-        try await service.update(entities: [blocker])
-        let unlock = try await lockRow(blocker.uuid, service)
-        let lane = lane(service, options)
-        let first = Task { try await service.update(entities: [Reading(uuid: blocker.uuid, value: 1)], options: options) }
+        return try await holdWrite(service, stored: blocker, then: Reading(uuid: blocker.uuid, value: 1), options, lock: Self.locking(blocker.uuid))
+    }
+
+    /// `stored` written, its row locked by `lock`, then a call writing `then` (the same key) held behind the lock.
+    private func holdWrite<Model: StoredModel>(
+        _ service: PostgresService, stored: Model, then: Model, _ options: UpsertOptions = .upsert,
+        lock: @escaping @Sendable (PostgresTransaction) async throws -> [PostgresRow]
+    ) async throws -> HeldWrite<Model> {
+        try await service.update(entities: [stored])
+        let unlock = try await lockRow(service, lock)
+        let lane = service.runtime.coalescer.lane(Model.self, options)
+        let first = Task { try await service.update(entities: [then], options: options) }
         try await waitUntil("the first call writes") { lane.load.writing == 1 }
         return HeldWrite(lane: lane) {
             try await unlock()
@@ -235,14 +247,11 @@ private struct ProbeEntity: EntityProtocol {
         try await withTables(DailyTotal.create, configure: Self.heldUntilWritten) { service, _ in
             let noon = Date(timeIntervalSince1970: 1_790_000_000)
             let days = (0..<4).map { noon.addingTimeInterval(Double($0) * 86_400) }
-            try await service.update(entities: [DailyTotal(day: days[0], total: 1)])
-            let release = try await lockRow(service) { try await $0.query("SELECT 1 FROM daily_totals FOR UPDATE") }
-            let lane = service.runtime.coalescer.lane(DailyTotal.self, .upsert)
-            let first = Task { try await service.update(entities: [DailyTotal(day: days[0], total: 2)]) }
-            try await waitUntil("the first call writes") { lane.load.writing == 1 }
-            let calls = try await queue(days[1...].map { DailyTotal(day: $0, total: 3) }, behind: lane, service)
-            try await release()
-            #expect(try await first.value == UpsertResult(updated: 1))
+            let held = try await holdWrite(service, stored: DailyTotal(day: days[0], total: 1), then: DailyTotal(day: days[0], total: 2)) {
+                try await $0.query("SELECT 1 FROM daily_totals FOR UPDATE")
+            }
+            let calls = try await queue(days[1...].map { DailyTotal(day: $0, total: 3) }, behind: held.lane, service)
+            #expect(try await held.release() == UpsertResult(updated: 1))
             for call in calls { #expect(try await call.value == UpsertResult(inserted: 1)) }
             #expect(try await rowCount("daily_totals", service) == 4)
         }

@@ -24,8 +24,7 @@ if let url = ProcessInfo.processInfo.environment["DATABASE_URL"], !url.isEmpty {
 }
 defer { cluster?.stop() }
 
-var logger = Logger(label: "bench")
-logger.logLevel = .error
+let logger = Bench.quiet
 let pool = PoolOptions(maxConnections: 8)
 let client = PostgresClient(configuration: try settings.clientConfiguration(pool: pool), backgroundLogger: logger)
 let fluent = options.fluent ? FluentContender.start(settings, connections: 8) : nil
