@@ -3,8 +3,8 @@
 # Uses DATABASE_URL when set; otherwise the tests start a throwaway cluster themselves.
 # STRUCTPG_SCRATCH_PATH moves the build folder (docker compose uses it to keep the host's apart).
 # With arguments, runs `swift test` once with them (e.g. scripts/test.sh --filter UpsertTests). Without, runs
-# every suite in parallel except those that time cancellation, pool waits and TLS handshakes, and the one that
-# restarts a server under load, which then run one test at a time so that a loaded machine does not stretch the
+# every suite in parallel except those that time cancellation, pool waits and TLS handshakes, and those that
+# restart a server under load, which then run one test at a time so that a loaded machine does not stretch the
 # times they assert (nor the restart's load stretch other tests'); then the integration tests a
 # second time through a local PgBouncer in transaction mode (STRUCTPG_TEST_POOLER=pgbouncer), all but those about
 # a server session itself (prepared statements, kept connections, cancellation, TLS) and the pooler's and replicas'
@@ -19,12 +19,28 @@ swift build "${scratch[@]}" --build-tests
 if [ $# -gt 0 ]; then
   exec swift test "${scratch[@]}" --skip-build "$@"
 fi
-timed='CancellationTests|ConnectionTests|TLSTests|CoalescedWriteRestartTests'
-swift test "${scratch[@]}" --skip-build --skip "$timed"
-swift test "${scratch[@]}" --skip-build --filter "$timed" --no-parallel
+# Runs `swift test` with the given arguments, stopped after `$1` minutes: a test that never ends fails the run
+# within minutes (naming the tests still running) instead of holding CI until its own limit.
+run_pass() {
+  local minutes=$1
+  shift
+  local events status=0
+  events=$(mktemp)
+  timeout --kill-after=30s "${minutes}m" swift test "$@" --event-stream-output-path "$events" --event-stream-version 0 \
+    || status=$?
+  if [ "$status" = 124 ] || [ "$status" = 137 ]; then
+    echo "test.sh: FAILED: the pass did not end within $minutes minutes; tests still running:" >&2
+    if command -v python3 >/dev/null 2>&1; then python3 scripts/unfinished-tests.py "$events" >&2; fi
+  fi
+  rm -f "$events"
+  return "$status"
+}
+timed='CancellationTests|ConnectionTests|TLSTests|CoalescedWriteRestartTests|ServerRestartTests'
+run_pass 10 "${scratch[@]}" --skip-build --skip "$timed"
+run_pass 5 "${scratch[@]}" --skip-build --filter "$timed" --no-parallel
 if [ -z "${DATABASE_URL:-}" ] && { command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ]; }; then
   echo "test.sh: the integration tests again, through PgBouncer in transaction mode"
-  STRUCTPG_TEST_POOLER=pgbouncer swift test "${scratch[@]}" --skip-build --filter StructPostgresIntegrationTests \
+  STRUCTPG_TEST_POOLER=pgbouncer run_pass 10 "${scratch[@]}" --skip-build --filter StructPostgresIntegrationTests \
     --skip "$timed|KeptConnectionTests|PreparedStatementTests|PgBouncerTests|ReplicaTests"
 else
   echo "test.sh: SKIPPED the pass through PgBouncer: pgbouncer is not installed or DATABASE_URL is set"
@@ -34,4 +50,4 @@ fi
 # compiled once.
 echo "test.sh: the book store web service (Examples/BookstoreServer)"
 swift build --package-path Examples/BookstoreServer "${scratch[@]}" --build-tests
-swift test --package-path Examples/BookstoreServer "${scratch[@]}" --skip-build
+run_pass 5 --package-path Examples/BookstoreServer "${scratch[@]}" --skip-build

@@ -33,13 +33,6 @@ struct CoalescedWriteRestartTests {
         let outcomes = Mutex<[Outcome]>([])
     }
 
-    /// Runs `work` on a thread of its own: a restart takes a second, which the two-thread task pool cannot spare.
-    private func onThread(_ work: @escaping @Sendable () throws -> Void) async throws {
-        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
-            Thread.detachNewThread { done.resume(with: Result { try work() }) }
-        }
-    }
-
     /// Upserts new rows one call at a time until stopped, noting each call's outcome.
     private func writeUntilStopped(_ service: PostgresService, _ flags: Flags) async throws {
         while !flags.stopping.load(ordering: .relaxed) {

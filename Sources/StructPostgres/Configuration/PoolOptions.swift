@@ -8,8 +8,8 @@ public struct PoolOptions: Sendable, Equatable {
     public var connectTimeout: Duration = .seconds(10)
     /// An idle connection above ``minConnections`` is closed after this long.
     public var idleTimeout: Duration = .seconds(60)
-    /// How long a caller waits for a free connection before ``StructPostgresError/Code-swift.struct/poolTimeout``
-    /// (a call that finds an open connection idle takes it at once, without a timer).
+    /// How long a caller waits for a free connection before ``StructPostgresError/Code-swift.struct/poolTimeout``.
+    /// No call waits longer, also when the server goes away while it waits.
     public var acquireTimeout: Duration = .seconds(30)
     /// How long the service keeps a connection leased between its calls, so that the next call takes it
     /// without a round through the pool (see the *Performance* article); `.zero` leases from the pool every

@@ -29,10 +29,13 @@ extension ConnectionPool {
         }
     }
 
-    /// A connection leased from the pool and kept for later calls, or `nil` when none can be kept now.
-    func keepConnection() async -> KeptConnection? {
+    /// A connection leased from the pool and kept for later calls, or `nil` when none can be kept within
+    /// `timeout` (the idle connection counted on was taken or has closed, and the server may be down).
+    func keepConnection(within timeout: Duration) async -> KeptConnection? {
         let request = KeepRequest()
         if !keeper.enqueue(request) { return nil }
+        let timer = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: TimeAmount(timeout)) { request.answer(nil) }
+        defer { timer.cancel() }
         return await request.wait()
     }
 

@@ -6,12 +6,10 @@ extension ConnectionPool {
     ///
     /// A connection kept from an earlier call (see ``ConnectionKeeper``) is taken first: that is the common
     /// case, and costs a lock. When none is kept but a connection known to be open is idle in the pool, a holder
-    /// task leases it and keeps it; while the service is not running, it is leased directly in the caller's task.
-    /// Otherwise (pool exhausted, no connection opened yet, connections lost) the lease is taken in a child task
-    /// and raced against the timeout, because `PostgresClient` waits without bound, for instance while the
-    /// server refuses connections. (A lease of an idle connection has no timer: if the connection it counted on
-    /// is taken or closed at that very moment and the server is down, it waits for the pool's reconnection like
-    /// PostgresNIO itself would.)
+    /// task leases it and keeps it, within the connect timeout. Otherwise (pool exhausted, no connection opened
+    /// yet, connections lost, the idle connection taken or closed at that very moment, the service not running)
+    /// the lease is taken in a child task and raced against the timeout, because `PostgresClient` waits without
+    /// bound, for instance while the server refuses connections: no lease waits longer than the acquire timeout.
     func withConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         // The pool may still hand out a connection the server has just closed, before it notices: lease again,
         // giving the pool a moment to drop it.
@@ -44,8 +42,14 @@ extension ConnectionPool {
                 case .kept(let kept):
                     return try await useKept(kept, body)
                 case .idle:
-                    if keeper.isAccepting, let kept = await keepConnection() { return try await useKept(kept, body) }
-                    return try await leaseIdle(body)
+                    if keeper.isAccepting, let kept = await keepConnection(within: connectTimeout) {
+                        return try await useKept(kept, body)
+                    }
+                    leases.withLock { book in
+                        book.inUse -= 1
+                        book.waiting += 1
+                    }
+                    return try await leaseTimed(body)
                 case .wait:
                     return try await leaseTimed(body)
                 }
@@ -69,22 +73,6 @@ extension ConnectionPool {
         defer { giveBack(kept) }
         guard !kept.connection.isClosed else { throw StaleConnection() }
         return try await body(kept.connection)
-    }
-
-    /// Leases in the caller's task; `inUse` was already counted by the claim.
-    private func leaseIdle<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
-        defer { leases.withLock { $0.inUse -= 1 } }
-        var started = false
-        do {
-            return try await client.withConnection { connection in
-                started = true
-                try noteLeased(connection)
-                return try await body(connection)
-            }
-        } catch {
-            if started || error is StaleConnection { throw error }
-            throw StructPostgresError.from(error, sql: nil)
-        }
     }
 
     /// Records `connection` as open (until it closes); throws when it has already closed.

@@ -132,9 +132,11 @@ struct HostRole: Sendable, CustomStringConvertible {
 
     static func read(_ pool: ConnectionPool) async throws -> HostRole {
         try await pool.withDedicatedConnection { connection in
-            let rows = try await connection.query(
-                "SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on'", logger: pool.logger
-            ).get().rows
+            let rows = try await connection.sendingOnEventLoop {
+                try await connection.query(
+                    "SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on'", logger: pool.logger
+                ).get().rows
+            }
             guard let (recovery, readOnly) = try rows.first?.decode((Bool, Bool).self) else {
                 throw StructPostgresError(.server, "\(pool.endpoint) did not say whether it is in recovery")
             }

@@ -76,9 +76,11 @@ struct ReplicaHealth: Sendable {
     func check(_ replica: Replica) async {
         do {
             let (received, replayed) = try await replica.pool.withDedicatedConnection { connection in
-                let rows = try await connection.query("""
-                    SELECT coalesce(pg_last_wal_receive_lsn(), '0/0')::text, coalesce(pg_last_wal_replay_lsn(), '0/0')::text
-                    """, logger: logger).get().rows
+                let rows = try await connection.sendingOnEventLoop {
+                    try await connection.query("""
+                        SELECT coalesce(pg_last_wal_receive_lsn(), '0/0')::text, coalesce(pg_last_wal_replay_lsn(), '0/0')::text
+                        """, logger: logger).get().rows
+                }
                 return try rows.first?.decode((String, String).self) ?? ("0/0", "0/0")
             }
             let behind = replica.lag(received: LSN(received), replayed: LSN(replayed))

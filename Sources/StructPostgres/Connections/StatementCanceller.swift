@@ -46,7 +46,7 @@ final class StatementCanceller: Sendable {
             SELECT pg_backend_pid(), (SELECT set_config(name, \(Self.clientCheckInterval), false) FROM pg_settings
                                       WHERE name = 'client_connection_check_interval') IS NOT NULL
             """
-        let rows = try await connection.query(query, logger: logger).get().rows
+        let rows = try await connection.sendingOnEventLoop { try await connection.query(query, logger: logger).get().rows }
         guard let (pid, checksClient) = try rows.first?.decode((Int32, Bool).self) else { return }
         let isNew = backends.withLock { $0.updateValue(Backend(pid: pid, checksClient: checksClient), forKey: id) == nil }
         if isNew {
@@ -72,7 +72,7 @@ final class StatementCanceller: Sendable {
             do {
                 let side = try await settings.connect(timeout: timeout, logger: logger)
                 do {
-                    _ = try await side.query("SELECT pg_cancel_backend(\(pid))", logger: logger).get()
+                    _ = try await side.sendingOnEventLoop { try await side.query("SELECT pg_cancel_backend(\(pid))", logger: logger).get() }
                 } catch {
                     try? await side.close()
                     throw error

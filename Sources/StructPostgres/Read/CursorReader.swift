@@ -56,8 +56,6 @@ final class CursorReader: @unchecked Sendable {
         let cells: EventLoopFuture<ResultCells>
         do {
             try ensureUsable()
-            // PostgresNIO never answers a query written to a connection that has closed.
-            try session.ensureOpen(sql: sql)
             cells = session.collectCells(PostgresQuery(unsafeSQL: sql))
         } catch {
             cells = connection.eventLoop.makeFailedFuture(error)

@@ -31,8 +31,9 @@ extension DatabaseSession {
         }
         context.logger.debug("query", metadata: ["sql": "COMMIT", "binds": "0"])
         do {
-            try ensureOpen(sql: "COMMIT")
-            result = try await connection.query("COMMIT", logger: context.logger).get()
+            result = try await connection.sendingOnEventLoop(sql: "COMMIT") {
+                try await connection.query("COMMIT", logger: context.logger).get()
+            }
             observe(Statement(sql: "COMMIT"), since: start, failed: false)
         } catch {
             observe(Statement(sql: "COMMIT"), since: start, failed: true)

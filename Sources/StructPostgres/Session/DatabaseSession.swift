@@ -50,10 +50,19 @@ struct DatabaseSession: Sendable {
 
     /// Starts `query` and collects its rows' cells on the connection's event loop as they arrive. Nothing
     /// holds the rows back (PostgresNIO's back-pressure is not involved), so the result must be of bounded
-    /// size: a fetch, or a batch of a cursor.
+    /// size: a fetch, or a batch of a cursor. The query is written on the event loop, after checking there that
+    /// the connection is open (see ``EventLoopExecutor``).
     func collectCells(_ query: PostgresQuery) -> EventLoopFuture<ResultCells> {
-        let collector = CellCollector()
-        return connection.query(query, logger: context.logger) { collector.cells.append($0) }.map { _ in collector.cells }
+        let (connection, logger) = (self.connection, context.logger)
+        let loop = connection.eventLoop
+        @Sendable func start() -> EventLoopFuture<ResultCells> {
+            guard !connection.isClosed else {
+                return loop.makeFailedFuture(StructPostgresError(.connectionLost, "the connection to the server is closed", sql: query.sql))
+            }
+            let collector = CellCollector()
+            return connection.query(query, logger: logger) { collector.cells.append($0) }.map { _ in collector.cells }
+        }
+        return loop.inEventLoop ? start() : loop.flatSubmit(start)
     }
 
     /// Sends a statement that returns no rows (`DELETE`, `UPDATE`) and gives back how many rows it affected,
@@ -75,7 +84,6 @@ struct DatabaseSession: Sendable {
     ) async throws -> T {
         if !statement.runsWhenCancelled {
             try checkCancellation(before: statement.sql)
-            try ensureOpen(sql: statement.sql)
             do {
                 try await canceller.learnBackend(of: connection)
             } catch {
@@ -95,13 +103,14 @@ struct DatabaseSession: Sendable {
         let prepares = prepared && context.preparesStatements && !statement.types.isEmpty && !statement.plannedPerExecution
         let name = prepares ? context.preparedStatements.name(for: key) : nil
         do {
-            try ensureOpen(sql: statement.sql)
             let result: T
             if statement.runsWhenCancelled {
-                result = try await perform(name)
+                result = try await connection.sendingOnEventLoop(sql: statement.sql) { try await perform(name) }
             } else {
                 result = try await context.telemetry.measureStatement(statement.sql) {
-                    try await canceller.cancellable(on: connection) { try await perform(name) }
+                    try await canceller.cancellable(on: connection) {
+                        try await connection.sendingOnEventLoop(sql: statement.sql) { try await perform(name) }
+                    }
                 }
             }
             observe(statement, since: start, failed: false)
@@ -164,13 +173,6 @@ struct DatabaseSession: Sendable {
         return StructPostgresError(
             .queryCancelled, "the task was cancelled: the statement was cancelled on the server and its connection closed",
             sqlState: SQLState.queryCanceled, sql: sql)
-    }
-
-    /// PostgresNIO never answers a query written to a connection that has already closed; fail instead.
-    func ensureOpen(sql: String) throws {
-        if connection.isClosed {
-            throw StructPostgresError(.connectionLost, "the connection to the server is closed", sql: sql)
-        }
     }
 
     func observe(_ statement: Statement, since start: ContinuousClock.Instant?, failed: Bool) {

@@ -71,3 +71,10 @@ struct CapturingHandler: LogHandler {
         sink.lines.withLock { $0.append("\(event.message) \(merged)") }
     }
 }
+
+/// Runs `work` on a thread of its own: a server restart takes a second, which the two-thread task pool cannot spare.
+func onThread(_ work: @escaping @Sendable () throws -> Void) async throws {
+    try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+        Thread.detachNewThread { done.resume(with: Result { try work() }) }
+    }
+}
