@@ -45,8 +45,11 @@ extension PostgresConnection {
     }
 
     /// `@concurrent`: entered on the task's preferred executor, the event loop (a `nonisolated(nonsending)`
-    /// function would start on the caller's thread).
+    /// function would start on the caller's thread; before Swift 6.2 every nonisolated async function is entered
+    /// on the preferred executor).
+    #if compiler(>=6.2)
     @concurrent
+    #endif
     private func checkedOnEventLoop<T>(sql: String?, _ send: () async throws -> T) async throws -> T {
         guard !isClosed else { throw StructPostgresError(.connectionLost, "the connection to the server is closed", sql: sql) }
         return try await send()
