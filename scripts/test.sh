@@ -31,6 +31,8 @@ run_pass() {
   if [ "$status" = 124 ] || [ "$status" = 137 ]; then
     echo "test.sh: FAILED: the pass did not end within $minutes minutes; tests still running:" >&2
     if command -v python3 >/dev/null 2>&1; then python3 scripts/unfinished-tests.py "$events" >&2; fi
+    # `swift test` runs the tests in a child process, which outlives it.
+    pkill -KILL -f 'PackageTests\.xctest' || true
   fi
   rm -f "$events"
   return "$status"
