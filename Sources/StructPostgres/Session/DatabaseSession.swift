@@ -56,9 +56,7 @@ struct DatabaseSession: Sendable {
         let (connection, logger) = (self.connection, context.logger)
         let loop = connection.eventLoop
         @Sendable func start() -> EventLoopFuture<ResultCells> {
-            guard !connection.isClosed else {
-                return loop.makeFailedFuture(StructPostgresError(.connectionLost, "the connection to the server is closed", sql: query.sql))
-            }
+            guard !connection.isClosed else { return loop.makeFailedFuture(PostgresConnection.closed(sql: query.sql)) }
             let collector = CellCollector()
             return connection.query(query, logger: logger) { collector.cells.append($0) }.map { _ in collector.cells }
         }

@@ -8,7 +8,7 @@ import Synchronization
 /// PostgresNIO writes a statement to its channel without a promise: written after the connection has closed (its
 /// pipeline gone), the statement is dropped and its caller waits forever. Checked on another thread, "still open"
 /// can be stale by the time the write reaches the event loop; checked on the event loop, with the write made
-/// there at once, it cannot (see ``PostgresConnection/sendingOnEventLoop(_:)``).
+/// there at once, it cannot (see ``PostgresConnection/sendingOnEventLoop(sql:_:)``).
 final class EventLoopExecutor: TaskExecutor, Sendable {
     let eventLoop: any EventLoop
 
@@ -51,7 +51,12 @@ extension PostgresConnection {
     @concurrent
     #endif
     private func checkedOnEventLoop<T>(sql: String?, _ send: () async throws -> T) async throws -> T {
-        guard !isClosed else { throw StructPostgresError(.connectionLost, "the connection to the server is closed", sql: sql) }
+        guard !isClosed else { throw Self.closed(sql: sql) }
         return try await send()
+    }
+
+    /// The error of a statement refused because its connection has closed.
+    static func closed(sql: String?) -> StructPostgresError {
+        StructPostgresError(.connectionLost, "the connection to the server is closed", sql: sql)
     }
 }
