@@ -1,5 +1,6 @@
 @testable import Bookstore
 import BookstoreModels
+import CoreMetrics
 import Foundation
 import InMemoryTracing
 import MetricsTestKit
@@ -163,6 +164,42 @@ import Tracing
             #expect(metrics.recorders.first { $0.label == "db.client.connection.max" }?.lastValue == 1)
             let count = try #require(tracer.finishedSpans.first { $0.operationName == "count books" })
             #expect(count.events.contains { $0.name == "waited for a connection" })
+        }
+    }
+
+    /// Without a tracer or metrics backend in the configuration, the ones active for the calling task are used:
+    /// bound with `withTracer` and `withMetricsFactory` (as a bootstrapped one would be), looked up per operation.
+    @Test func aTracerAndMetricsBoundToTheTaskRecordTheOperation() async throws {
+        try await withTables(BookSchema.create) { service, _ in
+            let tracer = InMemoryTracer()
+            let metrics = TestMetrics()
+            try await withTracer(tracer) {
+                try await withMetricsFactory(metrics) {
+                    try await service.update(entities: [Novel(uuid: UUID(), title: "Dune", price: 9, publisher: nil)])
+                    _ = try await service.fetch(Novel.self)
+                }
+            }
+            let names = tracer.finishedSpans.map(\.operationName)
+            #expect(names.contains("upsert books") && names.contains("fetch books") && names.contains("SELECT"), "\(names)")
+            let rows = metrics.counters.filter { $0.label == "structpg.rows" }
+            #expect(rows.first { $0.dimensions.contains { $0 == ("direction", "written") } }?.totalValue == 1)
+            #expect(rows.first { $0.dimensions.contains { $0 == ("direction", "read") } }?.totalValue == 1)
+            #expect(metrics.recorders.contains { $0.label == "db.client.connection.count" })
+            let spansBefore = tracer.finishedSpans.count
+            _ = try await service.count(Novel.self)
+            #expect(tracer.finishedSpans.count == spansBefore, "outside withTracer, nothing is traced")
+        }
+    }
+
+    /// A no-op tracer in the configuration turns tracing off for the service, whatever the task has bound.
+    @Test func aConfiguredNoOpTracerTurnsTracingOff() async throws {
+        try await withTables(BookSchema.create, configure: { $0.tracer = NoOpTracer() }) { service, _ in
+            let tracer = InMemoryTracer()
+            try await withTracer(tracer) {
+                try await service.update(entities: [Novel(uuid: UUID(), title: "Dune", price: 9, publisher: nil)])
+                #expect(try await service.count(Novel.self) == 1)
+            }
+            #expect(tracer.finishedSpans.isEmpty, "\(tracer.finishedSpans.map(\.operationName))")
         }
     }
 

@@ -169,8 +169,8 @@ private final class RowEncodingEncoder: Encoder {
     /// The values of the current row collected so far.
     var position = 0
     var problem: StructPostgresError?
-    var codingPath: [any CodingKey] = []
-    var userInfo: [CodingUserInfoKey: Any] = [:]
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     init(naming: ColumnNaming, expected: RowEncoder.Shape?) {
         self.naming = naming

@@ -1,3 +1,4 @@
+import CoreMetrics
 import PostgresNIO
 import Synchronization
 
@@ -11,6 +12,11 @@ extension ConnectionPool {
     /// the lease is taken in a child task and raced against the timeout, because `PostgresClient` waits without
     /// bound, for instance while the server refuses connections: no lease waits longer than the acquire timeout.
     func withConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        try await withConnection(reportingTo: telemetry.metrics, body)
+    }
+
+    /// ``withConnection(_:)``, reporting the pool's use to `metrics`, the metrics backend its operation looked up.
+    func withConnection<T>(reportingTo metrics: (any MetricsFactory)?, _ body: (PostgresConnection) async throws -> T) async throws -> T {
         // The pool may still hand out a connection the server has just closed, before it notices: lease again,
         // giving the pool a moment to drop it.
         for attempt in 0..<20 {
@@ -36,8 +42,8 @@ extension ConnectionPool {
                     return .idle
                 }
                 for kept in closed { kept.released.signal() }
-                reportUsage()
-                defer { reportUsage() }
+                reportUsage(to: metrics)
+                defer { reportUsage(to: metrics) }
                 switch claim {
                 case .kept(let kept):
                     return try await useKept(kept, body)

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Logging
 import PostgresNIO
 import Synchronization
@@ -44,11 +45,11 @@ final class ConnectionPool: Sendable {
     /// How many pooled connections calls are using (kept idle ones do not count).
     var connectionsInUse: Int { leases.withLock { $0.inUse } }
 
-    /// Reports the pool's use to the metrics backend, when there is one.
-    func reportUsage() {
-        guard telemetry.metrics != nil else { return }
+    /// Reports the pool's use to `metrics`, the metrics backend, when there is one.
+    func reportUsage(to metrics: (any MetricsFactory)?) {
+        guard let metrics else { return }
         let (inUse, open, waiting) = leases.withLock { ($0.inUse, $0.open.count, $0.waiting) }
-        telemetry.recordPool(inUse: inUse, idle: max(0, open - inUse), waiting: waiting, max: options.maxConnections)
+        telemetry.recordPool(inUse: inUse, idle: max(0, open - inUse), waiting: waiting, max: options.maxConnections, metrics)
     }
 
     /// A connection of its own, outside the pool, closed after `body`: for work that changes session state

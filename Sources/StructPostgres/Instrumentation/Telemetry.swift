@@ -11,63 +11,80 @@ import Tracing
 /// `db.operation.batch.size`, `db.response.status_code` (the SQLSTATE), `error.type`, `server.address`,
 /// `server.port`.
 final class Telemetry: Sendable {
+    /// The configuration's tracer and metrics backend (`nil` for a no-op one), and whether none was configured:
+    /// then the bootstrapped ones are used.
     private let configuredTracer: (any Tracer)?
     private let configuredMetrics: (any MetricsFactory)?
+    private let tracesGlobally: Bool
+    private let measuresGlobally: Bool
     let tracesQueryText: Bool
     private let namespace: String
     private let serverAddress: String
     private let serverPort: Int
 
     init(configuration: PostgresService.Configuration) {
-        configuredTracer = configuration.tracer
-        configuredMetrics = configuration.metricsFactory
+        configuredTracer = configuration.tracer.flatMap { $0 is NoOpTracer ? nil : $0 }
+        configuredMetrics = configuration.metricsFactory.flatMap { $0 is NOOPMetricsHandler ? nil : $0 }
+        tracesGlobally = configuration.tracer == nil
+        measuresGlobally = configuration.metricsFactory == nil
         tracesQueryText = configuration.tracesQueryText
         namespace = configuration.connection.database
         serverAddress = configuration.connection.host
         serverPort = configuration.connection.port
     }
 
-    /// The tracer to use, or `nil` when spans would go nowhere.
+    /// The tracer to use, or `nil` when spans would go nowhere. Nothing bootstrapped (the common case) is told by
+    /// one cast of the active instrument, without the protocol lookups of `InstrumentationSystem.tracer`.
     var tracer: (any Tracer)? {
-        let tracer = configuredTracer ?? InstrumentationSystem.tracer
+        guard tracesGlobally else { return configuredTracer }
+        if InstrumentationSystem.instrument is NoOpInstrument { return nil }
+        let tracer = InstrumentationSystem.tracer
         return tracer is NoOpTracer ? nil : tracer
     }
 
     /// The metrics backend to use, or `nil` when none records anything.
     var metrics: (any MetricsFactory)? {
-        let factory = configuredMetrics ?? MetricsSystem.factory
+        guard measuresGlobally else { return configuredMetrics }
+        let factory = MetricsSystem.factory
         return factory is NOOPMetricsHandler ? nil : factory
     }
 
-    /// Runs `body` as `operation`: a client span around it, and its duration, rows and errors recorded.
-    func measure<T>(_ operation: Operation, _ body: (OperationSpan?) async throws -> T) async throws -> T {
+    /// Runs `body` as `operation`: a client span around it, and its duration, rows and errors recorded. The tracer
+    /// and metrics backend are looked up once, here: `body` gets them for whatever else the operation records.
+    func measure<T>(_ operation: Operation, _ body: (OperationSpan) async throws -> T) async throws -> T {
         let tracer = self.tracer
         let metrics = self.metrics
-        guard tracer != nil || metrics != nil else { return try await body(nil) }
+        guard tracer != nil || metrics != nil else { return try await body(OperationSpan(span: nil, metrics: nil)) }
         let start = ContinuousClock.now
         let span = tracer.map { startSpan($0, operation) }
+        let measured = OperationSpan(span: span, metrics: metrics)
         do {
             let result: T
             if let span {
-                result = try await InstrumentationContext.$current.withValue(span.span.context) { try await body(span) }
-                span.span.end()
+                result = try await InstrumentationContext.$current.withValue(span.context) { try await body(measured) }
+                span.end()
             } else {
-                result = try await body(nil)
+                result = try await body(measured)
             }
-            if let metrics { record(operation, since: start, error: nil, metrics) }
+            if let metrics {
+                record(operation, since: start, error: nil, metrics)
+                if let direction = operation.countsRows, let rows = (result as? any RowCounting)?.rowsCounted {
+                    countRows(rows, direction, table: operation.table, metrics)
+                }
+            }
             return result
         } catch {
             let failure = StructPostgresError.from(error, sql: nil)
             if let span {
-                describe(failure, on: span.span)
-                span.span.end()
+                describe(failure, on: span)
+                span.end()
             }
             if let metrics { record(operation, since: start, error: failure, metrics) }
             throw error
         }
     }
 
-    private func startSpan(_ tracer: any Tracer, _ operation: Operation) -> OperationSpan {
+    private func startSpan(_ tracer: any Tracer, _ operation: Operation) -> any Span {
         let table = operation.table
         let name = table.map { "\(operation.kind.rawValue) \($0)" } ?? operation.kind.rawValue
         let span = tracer.startSpan(name, context: InstrumentationContext.current ?? .topLevel, ofKind: .client)
@@ -78,12 +95,12 @@ final class Telemetry: Sendable {
             if let rows = operation.rows, rows > 1 { attributes["db.operation.batch.size"] = rows }
             span.attributes.merge(attributes)
         }
-        return OperationSpan(span: span)
+        return span
     }
 
     /// A child span of the current operation for one statement: `SELECT`, `INSERT`..., with its parameterized SQL.
     func measureStatement<T>(_ sql: String, _ body: () async throws -> T) async throws -> T {
-        guard let tracer, InstrumentationContext.current != nil else { return try await body() }
+        guard InstrumentationContext.current != nil, let tracer else { return try await body() }
         let keyword = sql.prefix { !$0.isWhitespace }.uppercased()
         let span = tracer.startSpan(keyword, context: InstrumentationContext.current ?? .topLevel, ofKind: .client)
         if span.isRecording {
@@ -136,8 +153,7 @@ final class Telemetry: Sendable {
     }
 
     /// The pool's use: `db.client.connection.count` (state `used` and `idle`), `.pending_requests` and `.max`.
-    func recordPool(inUse: Int, idle: Int, waiting: Int, max: Int) {
-        guard let metrics else { return }
+    func recordPool(inUse: Int, idle: Int, waiting: Int, max: Int, _ metrics: any MetricsFactory) {
         let pool = [("db.system.name", "postgresql"), ("db.client.connection.pool.name", namespace)]
         Gauge(label: "db.client.connection.count", dimensions: pool + [("db.client.connection.state", "used")], factory: metrics).record(inUse)
         Gauge(label: "db.client.connection.count", dimensions: pool + [("db.client.connection.state", "idle")], factory: metrics).record(idle)
@@ -153,21 +169,36 @@ final class Telemetry: Sendable {
     }
 
     /// Counts rows the operation read or wrote (`direction`: `read` or `written`).
-    func countRows(_ rows: Int, _ direction: String, table: String?) {
-        guard rows > 0, let metrics else { return }
+    private func countRows(_ rows: Int, _ direction: String, table: String?, _ metrics: any MetricsFactory) {
+        guard rows > 0 else { return }
         var dimensions = [("db.system.name", "postgresql"), ("direction", direction)]
         if let table { dimensions.append(("db.collection.name", table)) }
         Counter(label: "structpg.rows", dimensions: dimensions, factory: metrics).increment(by: rows)
     }
 }
 
-/// The span of one operation, for what happens inside it (a retry, a wait for a connection).
+/// What one operation records to, looked up once by ``Telemetry/measure(_:_:)``: its span, when a tracer records
+/// it, for what happens inside it (a retry, a wait for a connection); the metrics backend, when there is one.
 struct OperationSpan: Sendable {
-    let span: any Span
+    let span: (any Span)?
+    let metrics: (any MetricsFactory)?
 
     func event(_ name: String, _ attributes: SpanAttributes = [:]) {
-        span.addEvent(SpanEvent(name: name, attributes: attributes))
+        span?.addEvent(SpanEvent(name: name, attributes: attributes))
     }
+}
+
+/// A result whose rows an operation counts in `structpg.rows`.
+protocol RowCounting {
+    var rowsCounted: Int { get }
+}
+
+extension Array: RowCounting {
+    var rowsCounted: Int { count }
+}
+
+extension UpsertResult: RowCounting {
+    var rowsCounted: Int { inserted + updated }
 }
 
 extension Duration {

@@ -25,7 +25,7 @@ extension DatabaseSession {
         for table in tables {
             let schema = try await schema(of: table, entity: entity)
             var check = Statement(sql: ChangeNotifications.installedSQL)
-            _ = check.bind(.int8(schema.oid))
+            check.append(.int8(schema.oid))
             guard let found = try await run(check).first?.decode((String, Bool).self), found.1 else {
                 throw StructPostgresError(
                     .invalidConfiguration,

@@ -11,6 +11,8 @@ struct Operation: Sendable {
     let entity: (any EntityProtocol.Type)?
     /// Models or rows in a write's batch.
     let rows: Int?
+    /// Whether `structpg.rows` counts the rows of the result (a ``RowCounting``), and which way: `read`, `written`.
+    var countsRows: String?
 
     init(_ kind: Kind, _ entity: (any EntityProtocol.Type)? = nil, rows: Int? = nil) {
         self.kind = kind

@@ -1,11 +1,11 @@
 extension OperationPath {
     func fetch<Model: EntityConvertible>(_ type: Model.Type, _ request: FetchRequest, loading: Loading) async throws -> [Model] {
-        let models = try await perform(Operation(.fetch, Model.Entity.self)) { session in
+        var operation = Operation(.fetch, Model.Entity.self)
+        operation.countsRows = "read"
+        return try await perform(operation) { session in
             try await session.fetchGraph(Model.Entity.self, request, loading: loading.resolved(runtime.defaultLoading))
                 .map { try $0.toModel() }
         }
-        runtime.telemetry.countRows(models.count, "read", table: Model.Entity.table)
-        return models
     }
 
     func count<E: EntityProtocol>(_ type: E.Type, _ filter: Filter?) async throws -> Int {

@@ -4,20 +4,15 @@ extension OperationPath {
     /// Upserts `models` and what their conversion registers: a slice at a time beyond
     /// ``WritePlan/rowsPerStatement`` models, otherwise as one unit of work.
     func update<Model: EntityConvertible>(_ models: [Model], options: UpsertOptions) async throws -> UpsertResult {
-        let result = try await upsert(models, options: options)
-        runtime.telemetry.countRows(result.inserted + result.updated, "written", table: Model.Entity.table)
-        return result
-    }
-
-    private func upsert<Model: EntityConvertible>(_ models: [Model], options: UpsertOptions) async throws -> UpsertResult {
-        let operation = Operation(.upsert, Model.Entity.self, rows: models.count)
+        var operation = Operation(.upsert, Model.Entity.self, rows: models.count)
+        operation.countsRows = "written"
         if WritePlan.slices(models.count) {
             return try await performAtomically(operation) { try await writer($0, options).writeInSlices(models) }
         }
         // A server's most frequent write: one model, nothing else registered; no unit of work to build.
         if models.count == 1, let entity = try UnitOfWork.flatEntity(of: models[0]) {
             guard transaction == nil, runtime.coalescer.applies(to: options) else {
-                return try await perform(operation) { try await writer($0, options).upsert([entity], inParallel: false) }
+                return try await perform(operation) { try await writer($0, options).upsertOne(entity) }
             }
             return try await coalesced(entity, operation, options: options)
         }

@@ -90,8 +90,9 @@ final class ServiceRuntime: Sendable {
     }
 
     private func session<T>(on pool: ConnectionPool, _ span: OperationSpan?, _ body: (DatabaseSession) async throws -> T) async throws -> T {
-        let asked = span == nil ? nil : ContinuousClock.now
-        return try await pool.withConnection { connection in
+        let asked = span?.span == nil ? nil : ContinuousClock.now
+        let metrics = span.map { $0.metrics } ?? telemetry.metrics
+        return try await pool.withConnection(reportingTo: metrics) { connection in
             if let asked, let span {
                 let waited = ContinuousClock.now - asked
                 if waited > .milliseconds(1) {

@@ -97,9 +97,9 @@ struct DatabaseSession: Sendable {
             context.logger.debug("query", metadata: metadata)
         }
         let start = context.queryObserver == nil ? nil : ContinuousClock.now
-        let key = PreparedStatementRegistry.Key(sql: statement.sql, types: statement.types)
         let prepares = prepared && context.preparesStatements && !statement.types.isEmpty && !statement.plannedPerExecution
-        let name = prepares ? context.preparedStatements.name(for: key) : nil
+        let key = prepares ? statement.preparedKey ?? PreparedStatementRegistry.Key(sql: statement.sql, types: statement.types) : nil
+        let name = key.flatMap { context.preparedStatements.name(for: $0) }
         do {
             let result: T
             if statement.runsWhenCancelled {
@@ -116,7 +116,7 @@ struct DatabaseSession: Sendable {
         } catch {
             observe(statement, since: start, failed: true)
             let sqlState = (error as? PSQLError)?.serverInfo?[.sqlState]
-            if let name { context.preparedStatements.failed(key, name: name, sqlState: sqlState) }
+            if let name, let key { context.preparedStatements.failed(key, name: name, sqlState: sqlState) }
             if name != nil, let sqlState, sqlState == "42P05" || sqlState == "26000" {
                 throw preparedStatementRefused(sqlState, sql: statement.sql)
             }

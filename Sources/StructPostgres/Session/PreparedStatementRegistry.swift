@@ -13,9 +13,24 @@ import Synchronization
 final class PreparedStatementRegistry: Sendable {
     static let capacity = 512
 
+    /// A statement's text and parameter types, hashed once: a plan that sends the same statement on every call
+    /// keeps its key, so that looking up its name does not hash the whole text again.
     struct Key: Hashable, Sendable {
         let sql: String
         let types: [PostgresDataType]
+        private let hash: Int
+
+        init(sql: String, types: [PostgresDataType]) {
+            (self.sql, self.types) = (sql, types)
+            var hasher = Hasher()
+            hasher.combine(sql)
+            hasher.combine(types)
+            hash = hasher.finalize()
+        }
+
+        func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+
+        static func == (lhs: Key, rhs: Key) -> Bool { lhs.hash == rhs.hash && lhs.sql == rhs.sql && lhs.types == rhs.types }
     }
 
     private struct State {

@@ -21,7 +21,7 @@ extension DatabaseSession {
         let generation = context.catalog.generation
         let quoted = SQLIdentifier.quoteQualified(table)
         var lookup = Statement(sql: "SELECT to_regclass($1)::oid::int8")
-        _ = lookup.bind(.text(quoted))
+        lookup.append(.text(quoted))
         let found = try await run(lookup)
         guard let oidCell = found.first?.makeRandomAccess()[0], oidCell.bytes != nil else {
             throw StructPostgresError(
@@ -30,7 +30,7 @@ extension DatabaseSession {
         }
         let oid = try oidCell.decode(Int64.self)
         var columnsQuery = Statement(sql: TableSchema.columnsSQL)
-        _ = columnsQuery.bind(.int8(oid))
+        columnsQuery.append(.int8(oid))
         var columns: [String: TableSchema.Column] = [:]
         var order: [String] = []
         for row in try await run(columnsQuery) {
@@ -45,13 +45,13 @@ extension DatabaseSession {
             order.append(name)
         }
         var keysQuery = Statement(sql: TableSchema.uniqueKeysSQL)
-        _ = keysQuery.bind(.int8(oid))
+        keysQuery.append(.int8(oid))
         let keys = try await run(keysQuery).map { row in
             let access = row.makeRandomAccess()
             return TableSchema.UniqueKey(columns: try [String].decode(access[0]), nullsNotDistinct: try access[1].decode(Bool.self))
         }
         var foreignKeysQuery = Statement(sql: TableSchema.foreignKeysSQL)
-        _ = foreignKeysQuery.bind(.int8(oid))
+        foreignKeysQuery.append(.int8(oid))
         let foreignKeys = try await run(foreignKeysQuery).map { row in
             let access = row.makeRandomAccess()
             return TableSchema.ForeignKey(

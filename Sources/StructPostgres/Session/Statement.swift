@@ -14,8 +14,17 @@ struct Statement: Sendable {
     var plannedPerExecution = false
     /// Sent even when the task has been cancelled, and not cancelled itself: the `ROLLBACK` that cleans up.
     var runsWhenCancelled = false
+    /// The key of `sql` and `types` among prepared statements, when a plan made it once for all its calls.
+    var preparedKey: PreparedStatementRegistry.Key?
 
+    /// Binds `value`; returns its placeholder (`$1`, ...).
     mutating func bind(_ value: ColumnValue) -> String {
+        append(value)
+        return "$\(bindings.count)"
+    }
+
+    /// Binds `value` where the text already holds its placeholder.
+    mutating func append(_ value: ColumnValue) {
         values.append(value)
         if case .null = value {
             bindings.appendNull()
@@ -25,14 +34,12 @@ struct Statement: Sendable {
             bindings.append(encodable)
             types.append(encodable.psqlType)
         }
-        return "$\(bindings.count)"
     }
 
     /// Binds `value`, declaring a null as `type`, so that a row with a null and one without share a statement.
-    mutating func bind(_ value: ColumnValue, declaredAs type: WireType) -> String {
-        let placeholder = bind(value)
+    mutating func append(_ value: ColumnValue, declaredAs type: WireType) {
+        append(value)
         if case .null = value { types[types.count - 1] = BinaryColumnArray.elementType(of: type) }
-        return placeholder
     }
 
     mutating func bind(cells: RawCellArray) -> String {

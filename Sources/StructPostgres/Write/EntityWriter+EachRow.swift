@@ -5,7 +5,7 @@ extension EntityWriter {
     /// with the same unique key are written in the order given, the last one winning, each with the result it
     /// would have had alone: then the batch takes one statement per repetition, in a transaction.
     func upsertEach<E: EntityProtocol>(_ entities: [E]) async throws -> [UpsertResult] {
-        if entities.count == 1 { return [try await upsert(entities, inParallel: false)] }
+        if entities.count == 1 { return [try await upsertOne(entities[0])] }
         let description = try await session.describe(E.self)
         let prepared = try prepareEach(entities[...], description)
         guard prepared.merged > 0 else { return try await sendEach(prepared, E.self) }

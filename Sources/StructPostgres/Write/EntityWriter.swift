@@ -27,11 +27,21 @@ struct EntityWriter: Sendable {
         return total
     }
 
+    /// Upserts one entity: through its type's single-row plan when it fits, otherwise as a batch of one (which
+    /// makes the plan). A server's most frequent write, kept free of arrays of `E`.
+    func upsertOne<E: EntityProtocol>(_ entity: E) async throws -> UpsertResult {
+        if let prepared = planned(entity) { return try await send(prepared, E.self) }
+        return try await upsertChunk([entity][...], inParallel: false)
+    }
+
+    /// The single-row upsert of `entity` through its type's plan, or `nil` when there is none or it does not fit.
+    private func planned<E: EntityProtocol>(_ entity: E) -> PreparedUpsert? {
+        cache.singleRowPlan(.init(entity: ObjectIdentifier(E.self), conflict: options.conflict))?.prepare(entity, options: options)
+    }
+
     private func upsertChunk<E: EntityProtocol>(_ entities: ArraySlice<E>, inParallel: Bool) async throws -> UpsertResult {
         guard !entities.isEmpty else { return UpsertResult() }
-        if entities.count == 1,
-           let prepared = cache.singleRowPlan(.init(entity: ObjectIdentifier(E.self), conflict: options.conflict))?
-               .prepare(entities[entities.startIndex], options: options) {
+        if entities.count == 1, let prepared = planned(entities[entities.startIndex]) {
             return try await send(prepared, E.self)
         }
         let description = try await session.describe(E.self)
@@ -46,8 +56,8 @@ struct EntityWriter: Sendable {
     }
 
     /// Sends a prepared upsert; counts what it did.
-    func send<E: EntityProtocol>(_ prepared: PreparedUpsert, _ type: E.Type) async throws -> UpsertResult {
-        let rows = try await run(prepared, E.self)
+    func send(_ prepared: PreparedUpsert, _ type: any EntityProtocol.Type) async throws -> UpsertResult {
+        let rows = try await run(prepared, type)
         let inserted: Int64
         let changed: Int64
         if prepared.rowCount == 1 {
@@ -67,12 +77,12 @@ struct EntityWriter: Sendable {
     }
 
     /// Runs a prepared upsert; an error names the entity and table, and a missing reference what is missing.
-    func run<E: EntityProtocol>(_ prepared: PreparedUpsert, _ type: E.Type) async throws -> [PostgresRow] {
+    func run(_ prepared: PreparedUpsert, _ type: any EntityProtocol.Type) async throws -> [PostgresRow] {
         do {
             return try await session.run(prepared.statement)
         } catch let error as StructPostgresError {
             let description = prepared.description
-            throw UpsertSQL.explainMissingReference(error.with(entity: description.entity, table: description.schema.table), E.self, prepared)
+            throw UpsertSQL.explainMissingReference(error.with(entity: description.entity, table: description.schema.table), type, prepared)
         }
     }
 }

@@ -53,7 +53,7 @@ struct PreparedUpsert: Sendable {
     static func bind(_ batch: BatchColumns, sql: String, inParallel: Bool) throws -> Statement {
         var statement = Statement(sql: sql, parameters: batch.columns.count)
         if batch.rowCount == 1 {
-            for column in batch.columns { _ = statement.bind(column.values[0], declaredAs: column.arrayType) }
+            for column in batch.columns { statement.append(column.values[0], declaredAs: column.arrayType) }
             return statement
         }
         let arrays = batch.columns.map { BinaryColumnArray(element: $0.arrayType, values: $0.values) }

@@ -19,13 +19,12 @@ final class SingleRowUpsertPlan: Sendable {
         /// The type of the column's values when the plan was made; `nil` when the value was null.
         let wire: WireType?
         let isArray: Bool
-        /// The parameter's declared type (that of a null).
-        let declared: WireType
-        /// A column of the unique key, which a nil must not reach (see ``BatchColumns``).
-        let refusesNil: Bool
+        /// Whether a nil may be bound here: not in a column of the unique key that a nil must not reach (see
+        /// ``BatchColumns``), and with the type of a null (the parameter's declared type) the plan's.
+        let acceptsNil: Bool
 
-        init(checker: ValueChecker, wire: WireType?, isArray: Bool, declared: WireType, refusesNil: Bool) {
-            (self.checker, self.wire, self.isArray, self.declared, self.refusesNil) = (checker, wire, isArray, declared, refusesNil)
+        init(checker: ValueChecker, wire: WireType?, isArray: Bool, acceptsNil: Bool) {
+            (self.checker, self.wire, self.isArray, self.acceptsNil) = (checker, wire, isArray, acceptsNil)
         }
     }
 
@@ -34,6 +33,7 @@ final class SingleRowUpsertPlan: Sendable {
     let columns: [Column]
     let sql: String
     let types: [PostgresDataType]
+    let preparedKey: PreparedStatementRegistry.Key
 
     /// The plan of the single-row upsert `prepared`, encoded and checked the general way from `batch`.
     init(_ prepared: PreparedUpsert, batch: BatchColumns) {
@@ -41,33 +41,38 @@ final class SingleRowUpsertPlan: Sendable {
         self.description = description
         shape = RowEncoder.Shape(columns: prepared.columns, properties: prepared.properties)
         let nilKeysRefused = !description.schema.nullsMatch(in: description.keyColumns)
-        columns = batch.columns.map { column in
+        let types = prepared.statement.types
+        columns = zip(batch.columns, types).map { column, type in
             Column(
                 checker: ValueChecker(
                     entity: description.entity, table: description.schema.table, column: column.info,
                     property: column.property, rowKey: { _ in "" }),
-                wire: column.wire, isArray: column.values[0].isArray, declared: column.arrayType,
-                refusesNil: nilKeysRefused && description.keyColumns.contains(column.name))
+                wire: column.wire, isArray: column.values[0].isArray,
+                acceptsNil: !(nilKeysRefused && description.keyColumns.contains(column.name))
+                    && BinaryColumnArray.elementType(of: column.arrayType) == type)
         }
         sql = prepared.statement.sql
-        types = prepared.statement.types
+        self.types = types
+        preparedKey = PreparedStatementRegistry.Key(sql: sql, types: types)
     }
 
-    /// The upsert of `entity`, or `nil` when it does not fit the plan.
+    /// The upsert of `entity`, or `nil` when it does not fit the plan. A value of the column's wire type has the
+    /// plan's parameter type, so the statement takes the plan's types and key as they are.
     func prepare<E: EntityProtocol>(_ entity: E, options: UpsertOptions) -> PreparedUpsert? {
         guard let values = try? RowEncoder(naming: description.naming).values(of: entity, shape: shape) else { return nil }
-        var statement = Statement(sql: sql, parameters: columns.count)
+        var bindings = PostgresBindings(capacity: columns.count)
         for (column, value) in zip(columns, values) {
             if value.isNull {
-                guard !column.refusesNil else { return nil }
+                guard column.acceptsNil else { return nil }
+                bindings.appendNull()
             } else {
                 guard value.wireType == column.wire, value.isArray == column.isArray,
                       (try? column.checker.check(value, row: 0)) != nil
                 else { return nil }
+                bindings.append(BinaryColumnValue(value: value))
             }
-            _ = statement.bind(value, declaredAs: column.declared)
         }
-        guard statement.types == types else { return nil }
+        let statement = Statement(sql: sql, bindings: bindings, types: types, values: values, preparedKey: preparedKey)
         return PreparedUpsert(statement: statement, planned: self, options: options)
     }
 }

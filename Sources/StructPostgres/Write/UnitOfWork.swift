@@ -19,10 +19,9 @@ enum UnitOfWork {
     static func flatEntity<Model: EntityConvertible>(of model: Model) throws -> Model.Entity? {
         let context = EntityContext()
         let entity = try model.toEntity(context: context)
-        guard context.isEmpty, !Model.Entity.relationships.contains(where: { $0.writesJoinTable && $0.isAssigned(entity) }) else {
-            return nil
-        }
-        return entity
+        guard context.isEmpty else { return nil }
+        guard JoinTableRelationships.exist(in: Model.Entity.self) else { return entity }
+        return Model.Entity.relationships.contains { $0.writesJoinTable && $0.isAssigned(entity) } ? nil : entity
     }
 
     /// The entities of `models`, for a delete: converted without keeping what they register.
