@@ -76,6 +76,14 @@ struct HandWritten {
         _ = try await connection.execute(UpsertBook(book: book), logger: logger)
     }
 
+    /// One upsert that reports what it did, as the library's does: `true` inserted, `false` updated, `nil` unchanged
+    /// (a row whose values are all the same is not rewritten).
+    func upsertOneReportingOutcome(_ book: BenchBook, on connection: PostgresConnection) async throws -> Bool? {
+        var inserted: Bool?
+        for try await row in try await connection.execute(UpsertBookReportingOutcome(book: book), logger: logger) { inserted = row }
+        return inserted
+    }
+
     /// The reviews of a book, on a connection the caller holds.
     func reviews(of book: UUID, on connection: PostgresConnection) async throws -> [BenchReview] {
         var reviews: [BenchReview] = []
@@ -143,6 +151,21 @@ struct UpsertBook: PostgresPreparedStatement {
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Row { () }
+}
+
+/// ``UpsertBook`` that leaves a row with the same values alone and returns whether it inserted.
+struct UpsertBookReportingOutcome: PostgresPreparedStatement {
+    static let sql = UpsertBook.sql + """
+
+        WHERE (books.title, books.price, books.publisher, books.author_id)
+            IS DISTINCT FROM (EXCLUDED.title, EXCLUDED.price, EXCLUDED.publisher, EXCLUDED.author_id)
+        RETURNING (xmax = 0)
+        """
+    typealias Row = Bool
+    let book: BenchBook
+
+    func makeBindings() throws -> PostgresBindings { try UpsertBook(book: book).makeBindings() }
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Bool.self) }
 }
 
 struct ReviewsOfBook: PostgresPreparedStatement {

@@ -83,6 +83,31 @@ extension Bench {
         report.addLatencies("W3 single upsert", latencies)
     }
 
+    /// W3, same answer: the library against hand-written code that learns what the library reports of a single
+    /// upsert (inserted, updated, or unchanged and so not rewritten), interleaved call by call on held connections.
+    /// A diagnostic without a target: it tells the cost of that answer from the library's own.
+    func singleUpsertsSameAnswer() async throws {
+        let singles = options.singles
+        try await seed(books: 3 * singles / 2)
+        var latencies: [Contender: [Double]] = [:]
+        try await hand.client.withConnection { connection in
+            for index in -50..<singles {
+                for (slot, contender) in [Contender.handWritten, .library].enumerated() {
+                    let book = BenchData.book((max(index, 0) + (index < 0 ? singles : 0)) * 2 + slot, authors: options.authors, version: 3)
+                    let seconds = try await Report.seconds {
+                        switch contender {
+                        case .library: try await service.update(entities: [book])
+                        default: _ = try await hand.upsertOneReportingOutcome(book, on: connection)
+                        }
+                    }
+                    if index >= 0 { latencies[contender, default: []].append(seconds * 1_000_000) }
+                }
+            }
+        }
+        let (handP50, libraryP50) = (Report.percentile(latencies[.handWritten]!, 0.5), Report.percentile(latencies[.library]!, 0.5))
+        say("W3 same answer (hand-written with RETURNING whether it inserted, unchanged rows not rewritten): p50 hand-written \(Int(handP50)) µs, StructPostgres \(Int(libraryP50)) µs, ratio \(format(libraryP50 / handP50))")
+    }
+
     /// W4: 8 tasks, each 500 single upserts, through a pool of 8 connections; upserts per second.
     func concurrentUpserts(_ report: inout Report) async throws {
         let (tasks, perTask) = (8, options.singles / 4)
