@@ -103,6 +103,10 @@ struct RowEncoder {
 
     /// The column value of one `Encodable` value, e.g. a filter argument.
     static func columnValue<T: Encodable>(of value: T, property: String) throws -> ColumnValue {
+        // The common leaves first, without a protocol cast (a conformance lookup per value).
+        if T.self == UUID.self { return .uuid(unsafeBitCast(value, to: UUID.self)) }
+        if T.self == String.self { return .text(unsafeBitCast(value, to: String.self)) }
+        if T.self == Date.self { return .timestamptz(unsafeBitCast(value, to: Date.self)) }
         if let encoded = value as? EncodedValue { return encoded.value }
         if let captured = value as? PredicateValue { return try columnValue(of: captured.value, property: property) }
         if let leaf = value as? any ColumnConvertible { return leaf.columnValue }

@@ -1,4 +1,5 @@
 import PostgresNIO
+import Synchronization
 
 /// What the row decoder needs to know about the result it reads, built once per query.
 final class RowLayout: @unchecked Sendable {
@@ -16,12 +17,16 @@ final class RowLayout: @unchecked Sendable {
     @exclusivity(unchecked) private var sequence: [(key: String, index: Int?)] = []
     @exclusivity(unchecked) private var cursor = 0
 
+    /// Where the order of keys is kept for the next layouts of this description (a select of every column).
+    private let keyOrder: LearntKeyOrder?
+
     /// Starts a row: its keys are looked for from the start of the learnt order.
     func startRow() { cursor = 0 }
 
-    /// The layout of `SELECT <every column in catalog order> ... FROM <the entity's table>`.
+    /// The layout of `SELECT <every column in catalog order> ... FROM <the entity's table>`: the order of keys
+    /// learnt from an earlier result of it, if any, is known from the start.
     convenience init(_ description: EntityDescription) {
-        self.init(description, indexes: description.schema.columnIndexes)
+        self.init(description, indexes: description.schema.columnIndexes, keyOrder: description.keyOrder)
     }
 
     /// The layout of a result whose columns are `columns`, in order (a query of the caller's); a name given twice
@@ -29,19 +34,26 @@ final class RowLayout: @unchecked Sendable {
     convenience init(_ description: EntityDescription, columns: [String]) {
         var indexes: [String: Int] = [:]
         for (index, name) in columns.enumerated() where indexes[name] == nil { indexes[name] = index }
-        self.init(description, indexes: indexes)
+        self.init(description, indexes: indexes, keyOrder: nil)
     }
 
-    private init(_ description: EntityDescription, indexes: [String: Int]) {
+    private init(_ description: EntityDescription, indexes: [String: Int], keyOrder: LearntKeyOrder?) {
         entity = description.entity
         schema = description.schema
         naming = description.naming
         self.indexes = indexes
         keyColumns = description.keyColumns
+        self.keyOrder = keyOrder
+        sequence = keyOrder?.keys ?? []
     }
 
     /// A layout of the same result for a second decoder (each decoder learns the order of keys in its own).
-    func copy(_ description: EntityDescription) -> RowLayout { RowLayout(description, indexes: indexes) }
+    func copy(_ description: EntityDescription) -> RowLayout { RowLayout(description, indexes: indexes, keyOrder: keyOrder) }
+
+    /// After a result was decoded: keeps the order of keys learnt, for the later layouts of the description.
+    func rememberKeyOrder() {
+        if let keyOrder, !sequence.isEmpty { keyOrder.remember(sequence) }
+    }
 
     func column(for key: some CodingKey) -> String {
         if let known = columnForKey[key.stringValue] { return known }
@@ -70,5 +82,18 @@ final class RowLayout: @unchecked Sendable {
             cursor += 1
         }
         return index
+    }
+}
+
+/// The order in which an entity type's `init(from:)` asks for its keys, with the index of each key's column in a
+/// select of every column: learnt from the first result decoded, so that later results find each key by one
+/// comparison instead of working out its column. A key asked out of order is still found the slow way.
+final class LearntKeyOrder: Sendable {
+    private let learnt = Mutex<[(key: String, index: Int?)]?>(nil)
+
+    var keys: [(key: String, index: Int?)]? { learnt.withLock { $0 } }
+
+    func remember(_ keys: [(key: String, index: Int?)]) {
+        learnt.withLock { if $0 == nil { $0 = keys } }
     }
 }

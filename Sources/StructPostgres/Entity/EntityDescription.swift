@@ -5,6 +5,8 @@ struct EntityDescription: Sendable {
     let naming: ColumnNaming
     let keyColumns: [String]
     let relationships: [RelationshipInfo]
+    /// The order the entity's `init(from:)` asks for its keys in a select of every column, learnt once.
+    let keyOrder = LearntKeyOrder()
 
     init<E: EntityProtocol>(_ type: E.Type, schema: TableSchema) throws {
         try self.init(TargetInfo(E.self), schema: schema)

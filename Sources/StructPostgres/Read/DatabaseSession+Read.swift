@@ -69,11 +69,14 @@ extension DatabaseSession {
         _ type: E.Type, _ cells: ResultCells, layout: RowLayout, description: EntityDescription
     ) throws -> [E] {
         guard cells.count >= ParallelRows.minimum else {
-            return try decodeRows(0..<cells.count, RowDecoder(layout: layout, cells: cells), as: E.self)
+            let entities = try decodeRows(0..<cells.count, RowDecoder(layout: layout, cells: cells), as: E.self)
+            layout.rememberKeyOrder()
+            return entities
         }
         let (first, second) = try ParallelRows.halves(0..<cells.count) { rows in
             try decodeRows(rows, RowDecoder(layout: rows.lowerBound == 0 ? layout : layout.copy(description), cells: cells), as: E.self)
         }
+        layout.rememberKeyOrder()
         return first + second
     }
 
