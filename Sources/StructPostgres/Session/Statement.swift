@@ -4,9 +4,9 @@ import Synchronization
 
 /// One SQL statement: text, bound values with their types and, for opt-in logging, a rendering of those values.
 struct Statement: Sendable {
-    var sql: String
+    var sql: String { didSet { preparedKey = nil } }
     var bindings = PostgresBindings()
-    var types: [PostgresDataType] = []
+    var types: [PostgresDataType] = [] { didSet { preparedKey = nil } }
     var values: [ColumnValue] = []
     /// Planned on every execution instead of prepared once: set for statements that match a set of keys
     /// (`= ANY($1)`). A prepared statement's generic plan assumes a short array and probes an index once per
@@ -14,7 +14,8 @@ struct Statement: Sendable {
     var plannedPerExecution = false
     /// Sent even when the task has been cancelled, and not cancelled itself: the `ROLLBACK` that cleans up.
     var runsWhenCancelled = false
-    /// The key of `sql` and `types` among prepared statements, when a plan made it once for all its calls.
+    /// The key of `sql` and `types` among prepared statements, when a plan made it once for all its calls; a
+    /// change to either drops it.
     var preparedKey: PreparedStatementRegistry.Key?
 
     /// Binds `value`; returns its placeholder (`$1`, ...).

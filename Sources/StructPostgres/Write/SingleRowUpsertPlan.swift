@@ -72,6 +72,7 @@ final class SingleRowUpsertPlan: Sendable {
                 bindings.append(BinaryColumnValue(value: value))
             }
         }
+        assert(zip(values, types).allSatisfy { $0.isNull || BinaryColumnValue(value: $0).psqlType == $1 }, "a value bound with another type than the plan's")
         let statement = Statement(sql: sql, bindings: bindings, types: types, values: values, preparedKey: preparedKey)
         return PreparedUpsert(statement: statement, planned: self, options: options)
     }
