@@ -31,7 +31,8 @@ struct EntityWriter: Sendable {
     /// makes the plan). A server's most frequent write, kept free of arrays of `E`.
     func upsertOne<E: EntityProtocol>(_ entity: E) async throws -> UpsertResult {
         if let prepared = planned(entity) { return try await send(prepared, E.self) }
-        return try await upsertChunk([entity][...], inParallel: false)
+        let description = try await session.describe(E.self)
+        return try await send(try prepare([entity][...], description: description, inParallel: false), E.self)
     }
 
     /// The single-row upsert of `entity` through its type's plan, or `nil` when there is none or it does not fit.
