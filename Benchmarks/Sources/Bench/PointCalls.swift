@@ -34,7 +34,7 @@ extension Bench {
                     let book = BenchData.book(max(call, 0) % books, authors: options.authors, version: call + (contender == .handWritten ? 100_000 : 200_000))
                     let seconds = try await Report.seconds {
                         switch contender {
-                        case .handWritten: try await hand.upsertOne(book, on: connection)
+                        case .handWritten: _ = try await hand.upsertOneReportingOutcome(book, on: connection)
                         default: try await service.update(entities: [book])
                         }
                     }

@@ -56,7 +56,7 @@ try await withThrowingTaskGroup(of: Void.self) { group in
         if run.contains("W2") { try await bench.fetches(&report) }
         if run.contains("W3") {
             try await bench.singleUpserts(&report)
-            try await bench.singleUpsertsSameAnswer()
+            try await bench.singleUpsertsPlainStatement()
         }
         if run.contains("W4") { try await bench.concurrentUpserts(&report) }
         if run.contains("W4C") {
