@@ -127,6 +127,21 @@ import Testing
         #expect(error?.message == "connection URL: the password has invalid percent-encoding")
         #expect(error.map { "\($0)" }?.contains("hun") == false)
     }
+
+    @Test func reflectionHidesThePasswordToo() throws {
+        var settings = try ConnectionSettings(url: "postgres://u:hunter2@h/d?application_name=shop")
+        var configuration = PostgresService.Configuration(connection: settings)
+        configuration.replicas = [settings]
+        var dumped = ""
+        dump(configuration, to: &dumped)
+        #expect(!dumped.contains("hunter2"))
+        #expect(dumped.contains("****") && dumped.contains("shop"))
+        for shown in [String(reflecting: settings), String(describing: configuration), "\(Mirror(reflecting: settings).children.map(\.value))"] {
+            #expect(!shown.contains("hunter2"), "\(shown)")
+        }
+        settings.password = nil
+        #expect(Mirror(reflecting: settings).children.first { $0.label == "password" }.map { "\($0.value)" } == "nil")
+    }
 }
 
 @Suite struct UnencodedPasswordTests {

@@ -5,8 +5,8 @@
 /// let fromEnv = try ConnectionSettings.fromEnvironment()   // DATABASE_URL, then PGHOST, PGPORT, ...
 /// ```
 ///
-/// The password is never part of ``description``.
-public struct ConnectionSettings: Sendable, Equatable, CustomStringConvertible {
+/// The password is never part of ``description``, nor of what `dump` or a debugger's reflection show.
+public struct ConnectionSettings: Sendable, Equatable, CustomStringConvertible, CustomReflectable {
     /// A TCP host name or address, or the directory of a Unix-domain socket (a path starting with `/`).
     public var host: String = "localhost"
     public var port: Int = 5432
@@ -53,5 +53,15 @@ public struct ConnectionSettings: Sendable, Equatable, CustomStringConvertible {
         if targetSessionAttributes != .any { parameters += "&target_session_attrs=\(targetSessionAttributes.rawValue)" }
         if poolMode != .session { parameters += "&pool_mode=\(poolMode.rawValue)" }
         return "postgres://\(auth)@\(place)/\(database)?\(parameters)"
+    }
+
+    /// Every setting as it is, but the password, shown as `****` when there is one.
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "host": host, "port": port, "user": user, "password": password.map { _ in "****" } as Any, "database": database,
+            "sslMode": sslMode, "sslRootCert": sslRootCert as Any, "applicationName": applicationName as Any,
+            "connectTimeout": connectTimeout as Any, "otherHosts": otherHosts,
+            "targetSessionAttributes": targetSessionAttributes, "poolMode": poolMode,
+        ], displayStyle: .struct)
     }
 }
