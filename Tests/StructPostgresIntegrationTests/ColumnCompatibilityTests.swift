@@ -118,6 +118,43 @@ private struct Measure: StoredModel, Equatable {
         }
     }
 
+    @Test func numericValuesBeyondDecimalAreReadExactlyOrRefusedNeverTrapped() async throws {
+        struct Amount: StoredModel {
+            static let table = "amounts"
+            var uuid: UUID
+            var name: String
+            var asDouble: Double?
+            var asDecimal: Decimal?
+            var asInt: Int?
+        }
+        let create = "CREATE TABLE amounts (uuid uuid PRIMARY KEY, name text UNIQUE NOT NULL, as_double numeric, as_decimal numeric, as_int numeric)"
+        try await withTables(create) { service, _ in
+            // 1e308 and 5e-324 written through the library: a numeric column holds them, Decimal cannot.
+            try await service.update(entities: [
+                Amount(uuid: UUID(), name: "huge", asDouble: 1e308), Amount(uuid: UUID(), name: "tiny", asDouble: 5e-324),
+            ])
+            try await service.execute(unsafeSQL: """
+                INSERT INTO amounts VALUES
+                  (gen_random_uuid(), 'exact', 1e120, 12345678901234567890123456789012345678, 12.00),
+                  (gen_random_uuid(), 'long', NULL, 123456789012345678901234567890123456789012345, NULL),
+                  (gen_random_uuid(), 'big', NULL, 1e200, NULL),
+                  (gen_random_uuid(), 'fraction', NULL, NULL, 12.50)
+                """)
+            let read = try await service.fetch(Amount.self, where: "name IN {'huge', 'tiny', 'exact'}")
+            let byName = Dictionary(uniqueKeysWithValues: read.map { ($0.name, $0) })
+            #expect(byName["huge"]?.asDouble == 1e308)
+            #expect(byName["tiny"]?.asDouble == 5e-324)
+            #expect(byName["exact"]?.asDouble == 1e120)
+            #expect(byName["exact"]?.asDecimal == Decimal(string: "12345678901234567890123456789012345678"))
+            #expect(byName["exact"]?.asInt == 12)
+            for (name, column, type) in [("long", "as_decimal", "Decimal"), ("big", "as_decimal", "Decimal"), ("fraction", "as_int", "Int")] {
+                let error = await #expect(throws: StructPostgresError.self) { try await service.fetch(Amount.self, where: "name == %@", name) }
+                #expect(error?.message.contains("column '\(column)' of table 'amounts' cannot be decoded as") == true, "\(String(describing: error))")
+                #expect(error?.message.contains(type) == true)
+            }
+        }
+    }
+
     @Test func aUniqueIndexWithIncludedColumnsIsAConflictTarget() async throws {
         struct Coded: StoredModel {
             static let table = "coded"

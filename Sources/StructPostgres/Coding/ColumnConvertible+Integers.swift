@@ -12,7 +12,7 @@ extension IntegerColumn {
         case .int4: wide = Int64(try cell.decode(Int32.self))
         case .int8: wide = try cell.decode(Int64.self)
         case .numeric:
-            guard let exact = Self("\(try cell.decode(Decimal.self))") else {
+            guard let exact = Self(try NumericText.integerDigits(of: cell)) else {
                 throw PostgresDecodingError.Code.failure
             }
             return exact

@@ -32,7 +32,9 @@ extension Double: ColumnConvertible {
     static func decode(_ cell: PostgresCell) throws -> Double {
         switch cell.dataType {
         case .float4, .float8: return try cell.decode(Double.self)
-        case .numeric: return NSDecimalNumber(decimal: try cell.decode(Decimal.self)).doubleValue
+        case .numeric:
+            guard let value = Double(try NumericText.digits(of: cell)) else { throw PostgresDecodingError.Code.failure }
+            return value
         case .int2, .int4, .int8: return Double(try Int64.decode(cell))
         default: throw PostgresDecodingError.Code.typeMismatch
         }
@@ -53,7 +55,7 @@ extension Decimal: ColumnConvertible {
     static var wireType: WireType { .numeric }
     static func decode(_ cell: PostgresCell) throws -> Decimal {
         switch cell.dataType {
-        case .numeric: return try cell.decode(Decimal.self)
+        case .numeric: return try NumericText.decimal(of: cell)
         case .int2, .int4, .int8: return Decimal(try Int64.decode(cell))
         case .float4, .float8: return Decimal(try cell.decode(Double.self))
         default: throw PostgresDecodingError.Code.typeMismatch
@@ -111,5 +113,37 @@ enum TimestampCoding {
     static func isRepresentable(_ date: Date) -> Bool {
         let seconds = date.timeIntervalSince1970
         return seconds.isFinite && seconds >= -210_866_803_200 && seconds < 9_224_318_016_000
+    }
+}
+
+/// The value of a `numeric` cell as text, exact: PostgresNIO's conversion to `Decimal` traps on a value beyond
+/// `Decimal`'s range (an exponent over 127, as `1e200` or `5e-324`) and drops digits beyond its 38.
+enum NumericText {
+    static func digits(of cell: PostgresCell) throws -> String {
+        guard let bytes = cell.bytes else { throw PostgresDecodingError.Code.missingData }
+        if cell.format == .text { return String(buffer: bytes) }
+        guard let numeric = PostgresData(type: .numeric, formatCode: .binary, value: bytes).numeric else {
+            throw PostgresDecodingError.Code.failure
+        }
+        return numeric.string
+    }
+
+    /// The cell as a `Decimal`; a value `Decimal` cannot hold exactly (more than 38 significant digits, or out
+    /// of its range) is refused rather than rounded.
+    static func decimal(of cell: PostgresCell) throws -> Decimal {
+        let text = try digits(of: cell)
+        let significant = text.filter(\.isNumber).drop { $0 == "0" }.reversed().drop { $0 == "0" }
+        guard significant.count <= 38, let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
+            throw PostgresDecodingError.Code.failure
+        }
+        return value
+    }
+
+    /// The cell's digits without a fraction of zeros (`12.00` is `12`), for an integer to read.
+    static func integerDigits(of cell: PostgresCell) throws -> String {
+        let text = try digits(of: cell)
+        guard text.contains(".") else { return text }
+        let trimmed = text.reversed().drop { $0 == "0" }.drop { $0 == "." }
+        return String(trimmed.reversed())
     }
 }
