@@ -13,6 +13,11 @@ private struct Book: StoredModel {
 
 /// The SQL and bound values of a format-string predicate on `books`.
 private func render(_ format: String, _ arguments: (any Encodable & Sendable)?...) throws -> (sql: String, values: [ColumnValue]) {
+    try render(try Filter(format: format, arguments: arguments))
+}
+
+/// The SQL and bound values of a filter on `books`.
+private func render(_ filter: Filter) throws -> (sql: String, values: [ColumnValue]) {
     func column(_ name: String, _ type: String, _ base: String, _ category: Character) -> TableSchema.Column {
         .init(name: name, typeName: type, baseName: base, category: category, maxLength: nil, numericPrecision: nil, castName: type)
     }
@@ -25,7 +30,6 @@ private func render(_ format: String, _ arguments: (any Encodable & Sendable)?..
         table: "books", quotedTable: "\"books\"", columns: Dictionary(uniqueKeysWithValues: columns.map { ($0.name, $0) }),
         columnOrder: columns.map(\.name), uniqueKeys: [.init(columns: ["uuid"], nullsNotDistinct: false)])
     let description = try EntityDescription(Book.self, schema: schema)
-    let filter = try Filter(format: format, arguments: arguments)
     var statement = Statement(sql: "")
     var builder = FilterSQL(relationships: [:])
     let sql = try builder.condition(filter.node, in: .init(description: description, qualifier: "b"), into: &statement)
@@ -149,5 +153,21 @@ private func render(_ format: String, _ arguments: (any Encodable & Sendable)?..
         #expect(uuidOnText.sql == #"b."title" = $1::text"#, "a UUID meets a text column as its text")
         let diacritics = #expect(throws: StructPostgresError.self) { try render("title ==[cd] 'x'") }
         #expect(diacritics?.message.contains("[d]") == true)
+    }
+
+    @Test func deepPredicatesAreRefusedByNameNotByTheStack() throws {
+        let nested = #expect(throws: StructPostgresError.self) {
+            try render(String(repeating: "(", count: 5_000) + "title == 'x'" + String(repeating: ")", count: 5_000))
+        }
+        #expect(nested?.message.hasPrefix("malformed predicate: parentheses nest more than 256 levels deep") == true)
+        let deepest = try render(String(repeating: "(", count: 256) + "title == 'x'" + String(repeating: ")", count: 256))
+        #expect(deepest.sql == #"b."title" = $1"#)
+        #expect(try render(String(repeating: "NOT ", count: 20_000) + "title == 'x'").sql == #"b."title" = $1"#)
+        #expect(try render(String(repeating: "NOT ", count: 20_001) + "title == 'x'").sql == #"b."title" IS DISTINCT FROM $1"#)
+        var built = Filter.equal("title", "x")
+        for _ in 0..<5_000 { built = built && .constant(true) }
+        let deepFilter = #expect(throws: StructPostgresError.self) { try render(built) }
+        #expect(deepFilter?.code == .unsupportedPredicate)
+        #expect(deepFilter?.message == "the filter nests more than 256 levels deep")
     }
 }

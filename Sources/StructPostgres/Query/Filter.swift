@@ -9,6 +9,9 @@ import Foundation
 /// let ported = try Filter(format: "bookId == %@ AND createdAt > %@", book.uuid, since)
 /// ```
 public struct Filter: Sendable {
+    /// How deep parentheses (in a format string) and nested conditions (in SQL) may go: deeper ones are refused.
+    static let maximumDepth = 256
+
     indirect enum Node: Sendable {
         case compare(String, Operator, any Encodable & Sendable, Options)
         case between(String, any Encodable & Sendable, any Encodable & Sendable)

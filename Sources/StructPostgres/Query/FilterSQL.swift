@@ -16,6 +16,7 @@ struct FilterSQL {
     /// Resolved relationships, by `Entity.name`.
     let relationships: [String: ResolvedRelationship]
     private var aliases = 0
+    private var depth = 0
 
     init(relationships: [String: ResolvedRelationship]) { self.relationships = relationships }
 
@@ -24,6 +25,11 @@ struct FilterSQL {
     }
 
     private mutating func sql(_ node: Filter.Node, negated: Bool, _ scope: Scope, _ statement: inout Statement) throws -> String {
+        guard depth < Filter.maximumDepth else {
+            throw StructPostgresError(.unsupportedPredicate, "the filter nests more than \(Filter.maximumDepth) levels deep", entity: scope.description.entity)
+        }
+        depth += 1
+        defer { depth -= 1 }
         switch node {
         case .compare(let key, let op, let value, let options):
             let operand = try self.key(key, scope)
@@ -46,8 +52,10 @@ struct FilterSQL {
             var parts: [String] = []
             for inner in nodes { parts.append(try sql(inner, negated: negated, scope, &statement)) }
             return "(" + parts.joined(separator: isAll ? " AND " : " OR ") + ")"
-        case .not(let inner):
-            return try sql(inner, negated: !negated, scope, &statement)
+        case .not(var inner):
+            var negated = !negated
+            while case .not(let further) = inner { (inner, negated) = (further, !negated) }
+            return try sql(inner, negated: negated, scope, &statement)
         case .quantified(let quantifier, let inner):
             return try quantified(quantifier, inner, negated: negated, scope, &statement)
         }

@@ -18,6 +18,9 @@ struct PredicateParser {
     private var index = 0
     private let arguments: [Value?]
     private var used = 0
+    /// How many parentheses are open; ``Filter/maximumDepth`` at most, so that a deep predicate is refused by name
+    /// instead of overflowing the stack.
+    private var depth = 0
 
     init(format: String, arguments: [Value?]) throws {
         self.format = format
@@ -55,16 +58,23 @@ struct PredicateParser {
     }
 
     private mutating func parseNot() throws -> Filter.Node {
-        if isKeyword("NOT") || isSymbol("!") {
+        var negations = 0
+        while isKeyword("NOT") || isSymbol("!") {
             advance()
-            return .not(try parseNot())
+            negations += 1
         }
-        return try parsePrimary()
+        let node = try parsePrimary()
+        return negations % 2 == 1 ? .not(node) : node
     }
 
     private mutating func parsePrimary() throws -> Filter.Node {
         if isSymbol("(") {
+            guard depth < Filter.maximumDepth else {
+                throw error("parentheses nest more than \(Filter.maximumDepth) levels deep")
+            }
             advance()
+            depth += 1
+            defer { depth -= 1 }
             let node = try parseOr()
             guard isSymbol(")") else { throw error("expected ')' to close the '(' , found \(describe(current))") }
             advance()
