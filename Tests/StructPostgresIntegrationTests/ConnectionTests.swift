@@ -152,6 +152,27 @@ enum TestServer {
         }
     }
 
+    @Test func aTraceLoggerShowsNoValuesUnlessAskedFor() async throws {
+        let schema = "CREATE TABLE books (uuid uuid PRIMARY KEY, title text UNIQUE, price double precision NOT NULL DEFAULT 0, publisher text, author_id uuid)"
+        for reveal in [false, true] {
+            let logs = CapturedLogs()
+            try await withTables(schema, configure: {
+                $0.logger = logs.makeLogger()
+                $0.logger.logLevel = .trace
+                $0.logBoundValues = reveal
+            }) { service, _ in
+                try await service.update(entities: [Novel(uuid: UUID(), title: "traced-value", price: 1, publisher: nil)])
+                await #expect(throws: StructPostgresError.self) {
+                    try await service.update(entities: [Novel(uuid: UUID(), title: "traced-value", price: 1, publisher: nil)])
+                }
+                _ = try await service.fetch(Novel.self, where: "title == 'traced-value'")
+            }
+            let text = logs.lines.withLock { $0.joined(separator: "\n") }
+            #expect(text.contains("INSERT INTO \"books\""))
+            #expect(text.contains("traced-value") == reveal, "PostgresNIO's trace lines (server messages, rows) only with logBoundValues")
+        }
+    }
+
     /// Times a pool wait: in this suite, which runs one test at a time, so that a loaded machine does not delay the
     /// connections it opens first beyond the wait it times.
     @Test func onceEveryOpenConnectionIsLeasedTheNextCallerTimesOut() async throws {

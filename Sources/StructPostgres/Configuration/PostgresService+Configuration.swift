@@ -7,9 +7,12 @@ extension PostgresService {
     public struct Configuration: Sendable {
         public var connection: ConnectionSettings
         public var pool: PoolOptions
-        /// Receives one `debug` line per statement (SQL only) and errors.
+        /// Receives one `debug` line per statement (SQL only) and errors. PostgresNIO logs through it too; below
+        /// `debug` (where PostgresNIO logs each message from the server, values included) only with
+        /// ``logBoundValues``.
         public var logger: Logger
-        /// Log bound values, and keep PostgreSQL's `DETAIL` (which quotes values) in errors. Off by default.
+        /// Log bound values, and keep PostgreSQL's `DETAIL` (which quotes values) in errors; let ``logger`` go down
+        /// to `trace`. Off by default.
         public var logBoundValues: Bool
         /// How often a transaction failing with SQLSTATE 40001 or 40P01 is run again before its error is thrown.
         public var maxTransactionRetries: Int

@@ -15,7 +15,8 @@ final class ServiceRuntime: Sendable {
     let listener: ChangeListener
     let telemetry: Telemetry
 
-    init(configuration: PostgresService.Configuration) throws {
+    init(configuration given: PostgresService.Configuration) throws {
+        let configuration = Self.withoutValuesInLogs(given)
         self.configuration = configuration
         let telemetry = Telemetry(configuration: configuration)
         self.telemetry = telemetry
@@ -40,6 +41,15 @@ final class ServiceRuntime: Sendable {
     }
 
     var logger: Logger { configuration.logger }
+
+    /// PostgresNIO logs every message from the server at `trace`, the values in a row or an error's DETAIL
+    /// included: without `logBoundValues`, the service's logger goes no lower than `debug`.
+    private static func withoutValuesInLogs(_ configuration: PostgresService.Configuration) -> PostgresService.Configuration {
+        guard !configuration.logBoundValues, configuration.logger.logLevel < .debug else { return configuration }
+        var quieter = configuration
+        quieter.logger.logLevel = .debug
+        return quieter
+    }
 
     /// Where a session's connection comes from.
     enum Route: Sendable {
