@@ -139,6 +139,13 @@ import Testing
         for shown in [String(reflecting: settings), String(describing: configuration), "\(Mirror(reflecting: settings).children.map(\.value))"] {
             #expect(!shown.contains("hunter2"), "\(shown)")
         }
+        let service = try PostgresService(configuration: configuration)
+        for shown: Any in [service, service.primary, service.operationPath] {
+            var text = ""
+            dump(shown, to: &text)
+            #expect(!text.contains("hunter2"))
+            #expect(text.contains("****"))
+        }
         settings.password = nil
         #expect(Mirror(reflecting: settings).children.first { $0.label == "password" }.map { "\($0.value)" } == "nil")
     }

@@ -132,3 +132,9 @@ final class ServiceRuntime: Sendable {
         upserts.forget()
     }
 }
+
+/// What `dump` and a debugger show of a service: its configuration (the password masked, see
+/// ``ConnectionSettings``), never the connection pools and their own copies of the settings.
+extension ServiceRuntime: CustomReflectable {
+    var customMirror: Mirror { Mirror(self, children: ["configuration": configuration], displayStyle: .class) }
+}

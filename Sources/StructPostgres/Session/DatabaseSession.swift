@@ -183,3 +183,8 @@ struct DatabaseSession: Sendable {
 
 /// Marks the error of a statement a pooler refused before it ran (see `preparedStatementRefused`).
 struct PreparedStatementRefused: Error, Sendable {}
+
+/// A session shows which connection it runs on, not the connection itself, whose settings hold the password.
+extension DatabaseSession: CustomReflectable {
+    var customMirror: Mirror { Mirror(self, children: ["connection": connection.id], displayStyle: .struct) }
+}
