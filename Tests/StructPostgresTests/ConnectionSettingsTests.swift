@@ -152,7 +152,10 @@ import Testing
 }
 
 @Suite struct UnencodedPasswordTests {
-    @Test(arguments: ["postgres://app:pa?zq9x@db/shop", "postgres://app:pa/zq9x@db/shop", "postgres://app:1234/zq9x@db/shop"])
+    @Test(arguments: [
+        "postgres://app:pa?zq9x@db/shop", "postgres://app:pa/zq9x@db/shop", "postgres://app:1234/zq9x@db/shop",
+        "postgres://app:Pa?zq9x=1@db:5432/shop", "postgres://app:Pa?zq9x&x@db:5432/shop", "postgres://app:Pa?x=1&zq9x@db/shop",
+    ])
     func anAtAfterTheHostIsRefusedWithoutEchoingTheURL(url: String) {
         let error = #expect(throws: StructPostgresError.self) { try ConnectionSettings(url: url, environment: [:]) }
         #expect(error?.message.contains("percent-encode") == true)
@@ -162,5 +165,11 @@ import Testing
     @Test func aQueryValueMayHoldAnAt() throws {
         let settings = try ConnectionSettings(url: "postgres://u@h/d?application_name=me@host")
         #expect(settings.applicationName == "me@host")
+        let fromEnvironment = #expect(throws: StructPostgresError.self) {
+            try ConnectionSettings.fromEnvironment(["DATABASE_URL": "postgres://app:EnvPw?zq9x=1@db/shop"])
+        }
+        #expect(fromEnvironment.map { "\($0)" }?.contains("zq9x") == false)
+        let unknown = #expect(throws: StructPostgresError.self) { try ConnectionSettings(url: "postgres://u@h/d?colour=blue") }
+        #expect(unknown?.message == "connection URL: unknown query parameter 'colour'")
     }
 }

@@ -74,9 +74,12 @@ struct URLParts {
         }
         // An unencoded '/', '?' or '@' in a password moves the '@' past the host; never echo those parts.
         let firstParameter = query.split(separator: "&").first ?? ""
+        let misplacedAt = fail("an '@' follows the host part; percent-encode '@', '/', '?', '#' and ':' in the user name and password (e.g. '/' as %2F)")
         if !authority.contains("@") && (path.contains("@") || firstParameter.split(separator: "=").first?.contains("@") == true) {
-            throw fail("an '@' follows the host part; percent-encode '@', '/', '?', '#' and ':' in the user name and password (e.g. '/' as %2F)")
+            throw misplacedAt
         }
+        // A query that does not parse and holds an '@' may be the rest of a password cut at an unencoded '?'.
+        let queryMayHoldPassword = !authority.contains("@") && query.contains("@")
         if !path.isEmpty { database = try Self.decode(path, part: "database name") }
         if let at = authority.lastIndex(of: "@") {
             let userInfo = authority[..<at]
@@ -91,7 +94,7 @@ struct URLParts {
         try parseHostPort(authority, fail: fail)
         for pair in query.split(separator: "&") where !pair.isEmpty {
             guard let equals = pair.firstIndex(of: "=") else {
-                throw fail("query parameter '\(pair)' has no '=value'")
+                throw queryMayHoldPassword ? misplacedAt : fail("query parameter '\(pair)' has no '=value'")
             }
             let name = String(pair[..<equals])
             let value = try Self.decode(pair[pair.index(after: equals)...], part: "parameter \(name)")
@@ -107,7 +110,7 @@ struct URLParts {
             case "dbname": database = value
             case "target_session_attrs": targetSessionAttributes = value
             case "pool_mode": poolMode = value
-            default: throw fail("unknown query parameter '\(name)'")
+            default: throw queryMayHoldPassword ? misplacedAt : fail("unknown query parameter '\(name)'")
             }
         }
     }
