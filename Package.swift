@@ -82,7 +82,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StructPostgresTests",
-            dependencies: ["StructPostgres"],
+            dependencies: ["StructPostgres", .product(name: "_ConnectionPoolModule", package: "postgres-nio")],
             resources: [.copy("Fixtures/migrations")],
             swiftSettings: swiftSettings
         ),

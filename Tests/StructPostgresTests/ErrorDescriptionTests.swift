@@ -1,4 +1,5 @@
 import Testing
+import _ConnectionPoolModule
 @testable import StructPostgres
 
 @Suite struct ErrorDescriptionTests {
@@ -25,5 +26,12 @@ import Testing
         #expect(SQLState.code(for: "42601") == .server)
         #expect(StructPostgresError(.deadlock, "x").isRetryable)
         #expect(!StructPostgresError(.uniqueViolation, "x").isRetryable)
+    }
+
+    @Test func thePoolGivingUpOnConnectingIsALostConnection() {
+        let mapped = StructPostgresError.from(ConnectionPoolError.connectionCreationCircuitBreakerTripped, sql: nil)
+        #expect(mapped.code == .connectionLost)
+        #expect(mapped.message.hasPrefix("cannot connect: the pool's attempts to connect keep failing"))
+        #expect(StructPostgresError.from(ConnectionPoolError.poolShutdown, sql: nil).code == .connectionLost)
     }
 }

@@ -8,6 +8,11 @@ extension StructPostgresError {
             return StructPostgresError(.queryCancelled, "the task was cancelled", sql: sql)
         }
         guard let psql = error as? PSQLError else {
+            // PostgresNIO's pool fails a waiting request this way when its attempts to connect keep failing (the
+            // type lives in a module of PostgresNIO's that is not public).
+            if String(reflecting: type(of: error)).hasSuffix(".ConnectionPoolError") {
+                return StructPostgresError(.connectionLost, "cannot connect: the pool's attempts to connect keep failing (\(error))", sql: sql, underlying: UnderlyingError(error))
+            }
             return StructPostgresError(.client, String(describing: error), sql: sql, underlying: UnderlyingError(error))
         }
         if let info = psql.serverInfo, let state = info[.sqlState] {
