@@ -71,12 +71,13 @@ enum TestServer {
     }
 
     @Test(.enabled(if: TestServer.usesPasswords, "the server of DATABASE_URL does not ask for a password"))
-    func aWrongPasswordFailsWithinTheTimeoutWithoutShowingThePassword() async throws {
+    func aWrongPasswordFailsAtOnceWithoutShowingThePassword() async throws {
         var settings = try await TestPostgres.adminSettings()
         settings.password = "wrong-Secret-42"
         let logs = CapturedLogs()
+        // Far beyond the bound below: the refusal comes from the server, not from the pool's wait.
         var configuration = PostgresService.Configuration(
-            connection: settings, pool: PoolOptions(maxConnections: 1, acquireTimeout: .seconds(2)))
+            connection: settings, pool: PoolOptions(maxConnections: 1, acquireTimeout: .seconds(120)))
         configuration.logger = logs.makeLogger()
         let started = ContinuousClock.now
         let error = await #expect(throws: StructPostgresError.self) {
@@ -88,6 +89,21 @@ enum TestServer {
         #expect(error?.message.contains("password authentication failed") == true)
         #expect(error.map { "\($0)" }?.contains("wrong-Secret-42") == false)
         #expect(!logs.lines.withLock { $0.joined() }.contains("wrong-Secret-42"))
+    }
+
+    @Test func aDatabaseThatDoesNotExistFailsAtOnce() async throws {
+        var settings = try await TestPostgres.adminSettings()
+        settings.database = "structpg_no_such_database"
+        var configuration = PostgresService.Configuration(
+            connection: settings, pool: PoolOptions(maxConnections: 2, acquireTimeout: .seconds(120)))
+        configuration.logger = CapturedLogs().makeLogger()
+        let started = ContinuousClock.now
+        let error = await #expect(throws: StructPostgresError.self) {
+            try await PostgresService.withService(configuration: configuration) { _ = try await $0.query("SELECT 1") }
+        }
+        #expect(ContinuousClock.now - started < .seconds(30))
+        #expect(error?.sqlState == "3D000")
+        #expect(error?.message.contains("structpg_no_such_database") == true)
     }
 
     @Test func anUnreachableServerFailsWithinTheTimeout() async throws {

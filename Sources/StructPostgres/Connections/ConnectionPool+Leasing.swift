@@ -85,7 +85,10 @@ extension ConnectionPool {
     func noteLeased(_ connection: PostgresConnection) throws {
         guard !connection.isClosed else { throw StaleConnection() }
         let id = connection.id
-        let isNew = leases.withLock { $0.open.insert(id).inserted }
+        let isNew = leases.withLock { book in
+            book.everOpened = true
+            return book.open.insert(id).inserted
+        }
         if isNew {
             connection.closeFuture.whenComplete { [self] _ in
                 let someoneWaits = leases.withLock { book in
@@ -162,6 +165,20 @@ extension ConnectionPool {
                     try? await Task.sleep(for: timeout)
                     return Task.isCancelled ? .failed : .timedOut
                 }
+                let asksServer = leases.withLock { book in
+                    guard !book.everOpened, !book.askingServer else { return false }
+                    book.askingServer = true
+                    return true
+                }
+                if asksServer {
+                    race.addTask { [self] in
+                        let refused = await refusal()
+                        leases.withLock { $0.askingServer = false }
+                        if let refused { return .refused(refused) }
+                        try? await Task.sleep(for: timeout + .seconds(1))
+                        return .failed
+                    }
+                }
                 defer { race.cancelAll() }
                 return try await race.next() ?? .failed
             }
@@ -180,6 +197,9 @@ extension ConnectionPool {
                 if Task.isCancelled { throw StructPostgresError.from(CancellationError(), sql: nil) }
                 if let leaseError { throw StructPostgresError.from(leaseError, sql: nil) }
                 throw StructPostgresError(.connectionLost, "the connection pool is not running")
+            case .refused(let error):
+                group.cancelAll()
+                throw error
             case .timedOut:
                 group.cancelAll()
                 let size = options.maxConnections
@@ -198,10 +218,25 @@ extension ConnectionPool {
         let connection = try await settings.connect(timeout: connectTimeout, logger: logger)
         try? await connection.close()
     }
+
+    /// The error of a server that turns this client away for good (authentication failed, no such role or
+    /// database), from one connection opened outside the pool; `nil` when it lets the client in, or fails in a way
+    /// that waiting may mend (refused while it restarts, unreachable for now).
+    func refusal() async -> StructPostgresError? {
+        do {
+            try await diagnoseConnection()
+            return nil
+        } catch {
+            let mapped = StructPostgresError.from(error, sql: nil)
+            guard let state = mapped.sqlState, state.hasPrefix("28") || state == "3D000" else { return nil }
+            return mapped
+        }
+    }
 }
 
 private enum LeaseOutcome: Sendable {
     case leased(PostgresConnection)
     case failed
     case timedOut
+    case refused(StructPostgresError)
 }

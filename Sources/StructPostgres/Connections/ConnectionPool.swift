@@ -75,6 +75,11 @@ struct LeaseBook {
     var waiting = 0
     /// Kept connections no call is using, the most recently used last.
     var kept: [IdleConnection] = []
+    /// Whether a connection has ever opened: until then, a call waiting for one also asks the server itself, so
+    /// that a server turning this client away fails the call at once (see `refusal()`).
+    var everOpened = false
+    /// Whether a call is asking the server itself (one at a time).
+    var askingServer = false
 
     /// Whether a connection known to be open is idle in the pool and not promised to a waiting lease.
     var hasIdleConnection: Bool { open.count > inUse + waiting + kept.count }
