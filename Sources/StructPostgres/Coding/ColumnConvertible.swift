@@ -128,15 +128,18 @@ enum NumericText {
         return numeric.string
     }
 
-    /// The cell as a `Decimal`; a value `Decimal` cannot hold exactly (more than 38 significant digits, or out
-    /// of its range) is refused rather than rounded.
+    /// The cell as a `Decimal`; a value `Decimal` cannot hold exactly (a mantissa beyond 128 bits, about 38
+    /// digits, or out of its range) is refused rather than rounded.
     static func decimal(of cell: PostgresCell) throws -> Decimal {
         let text = try digits(of: cell)
-        let significant = text.filter(\.isNumber).drop { $0 == "0" }.reversed().drop { $0 == "0" }
-        guard significant.count <= 38, let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
-            throw PostgresDecodingError.Code.failure
-        }
+        guard let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")),
+              significant(value.description) == significant(text)
+        else { throw PostgresDecodingError.Code.failure }
         return value
+    }
+
+    private static func significant(_ text: String) -> String {
+        String(text.filter(\.isNumber).drop { $0 == "0" }.reversed().drop { $0 == "0" }.reversed())
     }
 
     /// The cell's digits without a fraction of zeros (`12.00` is `12`), for an integer to read.
