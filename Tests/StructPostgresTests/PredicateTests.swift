@@ -153,6 +153,10 @@ private func render(_ filter: Filter) throws -> (sql: String, values: [ColumnVal
         #expect(uuidOnText.sql == #"b."title" = $1::text"#, "a UUID meets a text column as its text")
         let diacritics = #expect(throws: StructPostgresError.self) { try render("title ==[cd] 'x'") }
         #expect(diacritics?.message.contains("[d]") == true)
+        for format in ["title IN[c] {'A', 'b'}", "NOT title IN[c] {'A'}", "title BETWEEN[c] {'a', 'b'}"] {
+            let ignored = #expect(throws: StructPostgresError.self, "\(format)") { try render(format) }
+            #expect(ignored?.message.contains("does not take [c] or [d]") == true, "\(format)")
+        }
     }
 
     @Test func deepPredicatesAreRefusedByNameNotByTheStack() throws {

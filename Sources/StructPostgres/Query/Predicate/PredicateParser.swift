@@ -124,6 +124,10 @@ struct PredicateParser {
             throw error("expected a key (a property name) on one side of \(describe(operatorToken))", at: leftToken)
         }
 
+        if comparison == .in || comparison == .between, options.caseInsensitive || options.diacriticInsensitive {
+            let word = comparison == .in ? "IN" : "BETWEEN"
+            throw error("\(word) does not take [c] or [d]; compare each value instead, as in key ==[c] 'a' OR key ==[c] 'b'", at: operatorToken)
+        }
         let node: Filter.Node
         switch comparison {
         case .in:
