@@ -165,7 +165,8 @@ extension ConnectionPool {
                     try? await Task.sleep(for: timeout)
                     return Task.isCancelled ? .failed : .timedOut
                 }
-                let asksServer = leases.withLock { book in
+                // A pool that fails fast has just asked the server in `checkReachable()`.
+                let asksServer = !failsFast && leases.withLock { book in
                     guard !book.everOpened, !book.askingServer else { return false }
                     book.askingServer = true
                     return true
