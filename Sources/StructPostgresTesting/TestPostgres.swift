@@ -116,9 +116,10 @@ public struct TestDatabase: Sendable {
         try await Self.admin(admin) { try await $0.execute(unsafeSQL: "DROP DATABASE IF EXISTS \(settings.database) WITH (FORCE)") }
     }
 
+    /// Runs `body` on the service that creates and drops the databases of `settings`' server: one per process,
+    /// so that tests starting together do not each open a connection of their own to create their database.
     private static func admin(_ settings: ConnectionSettings, _ body: (PostgresService) async throws -> Void) async throws {
-        let configuration = PostgresService.Configuration(connection: settings, pool: PoolOptions(maxConnections: 1))
-        try await PostgresService.withService(configuration: configuration, body)
+        try await body(SharedServer.instance.adminService(settings))
     }
 }
 
@@ -148,6 +149,22 @@ actor SharedServer {
     }
 
     private var bouncer: LocalPgBouncer??
+    private var admins: [String: PostgresService] = [:]
+
+    /// A running service on `settings`, kept until the process ends. Tests starting together queue for its
+    /// connections, for as long as creating the databases of those before them takes.
+    func adminService(_ settings: ConnectionSettings) throws -> PostgresService {
+        let key = "\(settings.host):\(settings.port)/\(settings.database)"
+        if let service = admins[key] { return service }
+        var configuration = PostgresService.Configuration(
+            connection: settings, pool: PoolOptions(maxConnections: 16, acquireTimeout: .seconds(600)))
+        // Its connections end with the cluster, when the process exits: nothing worth logging.
+        configuration.logger = Logger(label: "StructPostgresTesting.admin", factory: { _ in SwiftLogNoOpLogHandler() })
+        let service = try PostgresService(configuration: configuration)
+        Task.detached { try? await service.run() }
+        admins[key] = service
+        return service
+    }
 
     func pooler() throws -> LocalPgBouncer? {
         if let bouncer { return bouncer }

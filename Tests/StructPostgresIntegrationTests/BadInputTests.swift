@@ -106,6 +106,27 @@ private struct PricedAsText: StoredModel {
         }
     }
 
+    /// PostgreSQL rounds a value to the scale of `numeric(p, s)`: a `Decimal` (an exact value) is refused instead.
+    @Test func aDecimalWithMorePlacesThanTheColumnKeepsIsRefusedNotRounded() async throws {
+        try await withTables(Self.counters) { service, log in
+            let bad = counter(amount: Decimal(string: "12.345")!)
+            for batch in [[bad], [counter(), bad]] {
+                let error = await #expect(throws: StructPostgresError.self) { try await service.update(entities: batch) }
+                #expect(error?.code == .invalidValue)
+                #expect(error?.column == "amount")
+                #expect(error?.rowKey == "uuid=\(bad.uuid.uuidString)")
+                #expect(error?.message.contains("more decimal places than column 'amount' of type numeric(6,2) keeps (2)") == true)
+                #expect(error?.message.contains("12.345") == false)
+            }
+            #expect(try await rowCount("counters", service) == 0)
+            #expect(!log.all.contains { $0.contains("INSERT INTO") })
+            // Trailing zeros lose nothing.
+            let exact = counter(amount: Decimal(string: "12.340")!)
+            try await service.update(entities: [exact])
+            #expect(try await service.fetch(Counter.self).map(\.amount) == [Decimal(string: "12.34")!])
+        }
+    }
+
     @Test func aRangeErrorOnlyPostgreSQLSeesCarriesItsSQLState() async throws {
         try await withTables(Self.counters, "ALTER TABLE counters ADD CHECK (small > 0)") { service, _ in
             let error = await #expect(throws: StructPostgresError.self) {

@@ -126,6 +126,7 @@ import Testing
                 (#Predicate<BookModel> { ($0.price! > 3 ? $0.publisher : $0.title) == "x" }, "Conditional cannot be compiled to SQL"),
                 (#Predicate<BookModel> { $0.price ?? 0 > 3 ? true : false }, "Conditional cannot be compiled to SQL"),
                 (#Predicate<BookModel> { ($0.price ?? 0) < 3 }, "NilCoalesce cannot be compiled to SQL: only a condition ?? true or ?? false"),
+                (#Predicate<BookModel> { $0.uuid.uuidString == "x" }, "'uuid' holds a UUID, and"),
             ]
             for (predicate, message) in cases {
                 let error = await #expect(throws: StructPostgresError.self) { try await service.fetch(BookModel.self, where: predicate) }

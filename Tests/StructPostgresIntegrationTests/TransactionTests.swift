@@ -86,6 +86,37 @@ private struct Abort: Error {}
         }
     }
 
+    /// PostgreSQL ignores every statement after a failed one until the transaction ends: the next call says why
+    /// and how to go on, and a savepoint around the statement that may fail lets the transaction go on.
+    @Test func aFailedStatementCaughtInsideATransactionIsNamedByTheNextCall() async throws {
+        try await withTables(BookSchema.create) { service, _ in
+            let book = Novel(uuid: UUID(), title: "kept", price: 1, publisher: nil)
+            let error = await #expect(throws: StructPostgresError.self) {
+                try await service.transaction { tx in
+                    try await tx.update(entities: [book])
+                    let caught: StructPostgresError?
+                    do { try await tx.execute(unsafeSQL: "SELECT 1 / 0"); caught = nil } catch { caught = error as? StructPostgresError }
+                    #expect(caught?.sqlState == "22012")
+                    _ = try await tx.count(Novel.self)
+                }
+            }
+            #expect(error?.sqlState == "25P02")
+            #expect(error?.message.contains("an earlier statement of this transaction failed") == true)
+            #expect(error?.message.contains("tx.transaction { }") == true)
+            #expect(try await rowCount("books", service) == 0)
+
+            let count = try await service.transaction { tx in
+                try await tx.update(entities: [book])
+                await #expect(throws: StructPostgresError.self) {
+                    try await tx.transaction { inner in try await inner.execute(unsafeSQL: "SELECT 1 / 0") }
+                }
+                return try await tx.count(Novel.self)
+            }
+            #expect(count == 1)
+            #expect(try await service.fetch(Novel.self) == [book])
+        }
+    }
+
     @Test func aSerializationFailureReRunsTheWholeClosure() async throws {
         try await withTables(BookSchema.create) { service, _ in
             let book = Novel(uuid: UUID(), title: "counter", price: 0, publisher: nil)

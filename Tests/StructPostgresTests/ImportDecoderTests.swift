@@ -19,6 +19,23 @@ private func decode(_ json: String, options: ImportOptions = ImportOptions()) th
         #expect(try decode(#"{"big": "42", "price": 1, "amount": 3}"#).big == 42)
     }
 
+    /// A whole number is an integer in any notation; a fraction or a value out of range is refused, never rounded.
+    @Test func integersAreReadInAnyNotationButNeverRounded() throws {
+        let exact: [(String, Int64)] = [
+            ("1e2", 100), ("1E2", 100), ("1.5e1", 15), ("1200e-2", 12), ("-2.50e1", -25), ("0e5", 0), ("0.000", 0),
+            ("12.000", 12), ("9.223372036854775807e18", Int64.max), ("-9223372036854775808.0", Int64.min), ("\"1e3\"", 1_000),
+        ]
+        for (text, expected) in exact {
+            #expect(try decode(#"{"big": \#(text), "price": 1, "amount": 1}"#).big == expected, "\(text)")
+        }
+        for text in ["1.5", "1e-2", "15e-1", "1e19", "9.223372036854775808e18", "1e400", "1e-9223372036854775808", "\"2e-1\""] {
+            let error = #expect(throws: DecodingError.self, "\(text)") { try decode(#"{"big": \#(text), "price": 1, "amount": 1}"#) }
+            if case .typeMismatch(_, let context)? = error {
+                #expect(context.debugDescription.contains("whole number in its range"), "\(text)")
+            }
+        }
+    }
+
     @Test func textThatIsNotWhollyANumberIsRefused() {
         #expect(throws: DecodingError.self) { try decode(#"{"big": 1, "price": "12.5 USD", "amount": 1}"#) }
         #expect(throws: DecodingError.self) { try decode(#"{"big": 1, "price": 1, "amount": "12.5 USD"}"#) }

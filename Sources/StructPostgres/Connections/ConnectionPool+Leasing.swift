@@ -173,7 +173,9 @@ extension ConnectionPool {
                 }
                 if asksServer {
                     race.addTask { [self] in
-                        let refused = await refusal()
+                        // A pool that can connect has usually done so by then: no connection of its own is opened.
+                        try? await Task.sleep(for: Self.refusalGrace)
+                        let refused = leases.withLock({ $0.everOpened }) || Task.isCancelled ? nil : await refusal()
                         leases.withLock { $0.askingServer = false }
                         if let refused { return .refused(refused) }
                         try? await Task.sleep(for: timeout + .seconds(1))
@@ -212,6 +214,9 @@ extension ConnectionPool {
             }
         }
     }
+
+    /// How long a call waiting for a pool's first connection lets the pool try before asking the server itself.
+    static var refusalGrace: Duration { .milliseconds(300) }
 
     /// Opens one connection outside the pool, so that a pool that keeps failing to connect reports why
     /// (refused, unknown host, wrong password) instead of a bare timeout.

@@ -75,8 +75,8 @@ struct LeaseBook {
     var waiting = 0
     /// Kept connections no call is using, the most recently used last.
     var kept: [IdleConnection] = []
-    /// Whether a connection has ever opened: until then, a call waiting for one also asks the server itself, so
-    /// that a server turning this client away fails the call at once (see `refusal()`).
+    /// Whether a connection has ever opened: until then, a call still waiting after `refusalGrace` asks the server
+    /// itself, so that a server turning this client away fails the call at once (see `refusal()`).
     var everOpened = false
     /// Whether a call is asking the server itself (one at a time).
     var askingServer = false

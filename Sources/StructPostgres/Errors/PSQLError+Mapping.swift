@@ -18,6 +18,9 @@ extension StructPostgresError {
         if let info = psql.serverInfo, let state = info[.sqlState] {
             var message = info[.message] ?? "PostgreSQL error \(state)"
             if state.hasPrefix("22") && !revealValues { message = maskQuoted(message) }
+            if state == SQLState.inFailedTransaction {
+                message += ": an earlier statement of this transaction failed and its error was caught inside the closure; let it leave the closure (the transaction rolls back), or run the statement that may fail in a nested transaction (`tx.transaction { }`, a savepoint) and catch the error there"
+            }
             var mapped = StructPostgresError(
                 SQLState.code(for: state), message,
                 sqlState: state, table: info[.tableName], column: info[.columnName],

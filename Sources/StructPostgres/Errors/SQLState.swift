@@ -15,6 +15,8 @@ public enum SQLState {
     public static let untranslatableCharacter = "22P05"
     public static let invalidPassword = "28P01"
     public static let adminShutdown = "57P01"
+    /// A statement sent after another one of the same transaction failed: PostgreSQL ignores it.
+    public static let inFailedTransaction = "25P02"
 
     static func code(for sqlState: String) -> StructPostgresError.Code {
         switch sqlState {

@@ -242,12 +242,40 @@ extension ImportDecoder: SingleValueDecodingContainer {
 
     private func integer<I: FixedWidthInteger>() throws -> I {
         let text = try number(String.self) { $0 }
-        if let exact = I(text) { return exact }
-        // `12.0` and `12.000` are integers; anything else that is not exact is refused rather than rounded.
-        if let dot = text.firstIndex(of: "."), text[text.index(after: dot)...].allSatisfy({ $0 == "0" }), let exact = I(text[..<dot]) {
-            return exact
-        }
+        if let exact = I(text) ?? Self.exactInteger(text) { return exact }
         throw mismatch(I.self, "expected \(I.self), found \(describe(value, notA: "whole number in its range"))")
+    }
+
+    /// The integer that a number's text denotes exactly, in any notation (`12.0`, `1e2`, `1.5E1`, `1200e-2`), or
+    /// `nil` when it has a fraction or is out of range: never rounded.
+    static func exactInteger<I: FixedWidthInteger>(_ text: String) -> I? {
+        let parts = text.split(omittingEmptySubsequences: false) { $0 == "e" || $0 == "E" }
+        guard parts.count <= 2, var mantissa = parts.first else { return nil }
+        var exponent = 0
+        if parts.count == 2 {
+            guard let written = Int(parts[1]), written.magnitude <= 10_000 else { return nil }
+            exponent = written
+        }
+        let negative = mantissa.first == "-"
+        if negative || mantissa.first == "+" { mantissa = mantissa.dropFirst() }
+        var digits = Substring(mantissa)
+        if let dot = mantissa.firstIndex(of: ".") {
+            let fraction = mantissa[mantissa.index(after: dot)...]
+            digits = mantissa[..<dot] + fraction
+            exponent -= fraction.count
+        }
+        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        digits = digits.drop { $0 == "0" }
+        if digits.isEmpty { return 0 }
+        if exponent < 0 {
+            guard digits.count > -exponent, digits.suffix(-exponent).allSatisfy({ $0 == "0" }) else { return nil }
+            digits = digits.dropLast(-exponent)
+        } else {
+            // More digits than any fixed-width integer holds: out of range.
+            guard digits.count + exponent <= 40 else { return nil }
+            digits += String(repeating: "0", count: exponent)
+        }
+        return I((negative ? "-" : "") + digits)
     }
 
     /// What a value is, never what it holds: errors and failure reports must not quote the payload.

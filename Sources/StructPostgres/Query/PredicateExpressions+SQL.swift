@@ -14,8 +14,18 @@ extension PredicateExpressions.Variable: CompilablePredicateExpression {
 
 extension PredicateExpressions.KeyPath: CompilablePredicateExpression {
     func compile(_ compiler: inout PredicateCompiler) throws(StructPostgresError) -> PredicateTerm {
-        let name = try KeyPathNames.name(of: keyPath)
-        switch try compiler.term(root) {
+        let base = try compiler.term(root)
+        let name: String
+        do {
+            name = try KeyPathNames.name(of: keyPath)
+        } catch {
+            // A property of a stored value (`$0.uuid.uuidString`), not of a related model: the value has no columns.
+            let value = Root.Output.self
+            guard case .key(let path) = base, !(value is any EntityProtocol.Type || value is any EntityConvertible.Type) else { throw error }
+            throw PredicateCompiler.unsupported(
+                self, why: "'\(path)' holds a \(value), and a property computed from that value (or one of its fields) is not a column; compare '\(path)' itself")
+        }
+        switch base {
         case .root: return .key(name)
         case .key(let path): return .key(path + "." + name)
         default: throw PredicateCompiler.unsupported(self, why: "a key path of a value, not of the input")

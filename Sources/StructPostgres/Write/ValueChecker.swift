@@ -120,6 +120,15 @@ struct ValueChecker: Sendable {
             throw fail(.invalidValue, "a value is out of range for column '\(column.name)' of type \(column.typeName)",
                        row: row, sqlState: SQLState.numericValueOutOfRange)
         }
+        // PostgreSQL would round a Decimal to the column's scale: an exact value is kept exactly or refused.
+        if case .numeric(var exact) = value, let (_, scale) = column.numericPrecision {
+            var rounded = Decimal()
+            NSDecimalRound(&rounded, &exact, scale, .plain)
+            if rounded != exact {
+                throw fail(.invalidValue, "a value has more decimal places than column '\(column.name)' of type \(column.typeName) keeps (\(scale)), so PostgreSQL would round it; round it before writing",
+                           row: row)
+            }
+        }
     }
 
     /// The range of an integer column, compared without going through `Decimal`.
