@@ -85,7 +85,7 @@ func reportingFailures(_ body: () async throws -> Void) async throws {
 }
 
 func fail(_ line: String) -> Never {
-    let oneLine = line.split(whereSeparator: \.isNewline).joined(separator: " ")
+    let oneLine = redactingPasswords(line).split(whereSeparator: \.isNewline).joined(separator: " ")
     FileHandle.standardError.write(Data((oneLine + "\n").utf8))
     exit(1)
 }

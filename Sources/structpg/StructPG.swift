@@ -33,9 +33,23 @@ struct StructPG: AsyncParsableCommand {
                 print(fullMessage(for: error))
                 Foundation.exit(0)
             }
-            let line = message(for: error).split(whereSeparator: \.isNewline).joined(separator: " ")
+            // ArgumentParser quotes a misplaced argument ("Unexpected argument 'postgres://app:secret@db/shop'").
+            let line = redactingPasswords(message(for: error)).split(whereSeparator: \.isNewline).joined(separator: " ")
             FileHandle.standardError.write(Data("structpg: \(line)\n".utf8))
             Foundation.exit(code.rawValue)
         }
     }
+}
+
+/// `text` with the password of every URL (`postgres://app:****@db/shop`) and of every `password=` setting
+/// masked, so that no message echoing an argument shows one.
+func redactingPasswords(_ text: String) -> String {
+    let patterns = [#"([A-Za-z][A-Za-z0-9+.-]*://[^\s:/@']*:)\S*@"#, #"(password\s*=\s*)('[^']*'|\S+)"#]
+    var result = text
+    for pattern in patterns {
+        let expression = try! NSRegularExpression(pattern: pattern, options: [.caseInsensitive])
+        let range = NSRange(result.startIndex..., in: result)
+        result = expression.stringByReplacingMatches(in: result, range: range, withTemplate: pattern.hasPrefix("(password") ? "$1****" : "$1****@")
+    }
+    return result
 }

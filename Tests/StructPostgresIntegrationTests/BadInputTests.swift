@@ -292,18 +292,32 @@ private struct PricedAsText: StoredModel {
             #expect(unique?.entity == "Author")
             #expect(unique?.sql?.contains("INSERT INTO \"authors\"") == true)
             #expect(unique?.description.contains("Ann") == false)
+            #expect(unique?.column == "name")
+            #expect(unique?.property == "name")
+            // In a batch too: the column and property, never the value.
+            let inBatch = await #expect(throws: StructPostgresError.self) {
+                try await service.update(entities: [Author(uuid: UUID(), name: "Bob"), Author(uuid: UUID(), name: "Ann")])
+            }
+            #expect(inBatch?.code == .uniqueViolation)
+            #expect(inBatch?.column == "name")
+            #expect(inBatch?.property == "name")
+            #expect(inBatch?.description.contains("Ann") == false)
+            #expect(try await rowCount("authors", service) == 1)
 
             let notNull = await #expect(throws: StructPostgresError.self) {
                 try await service.update(entities: [Author(uuid: UUID(), name: nil)])
             }
             #expect(notNull?.code == .notNullViolation)
             #expect(notNull?.column == "name")
+            #expect(notNull?.property == "name")
 
             let foreignKey = await #expect(throws: StructPostgresError.self) {
                 try await service.update(entities: [Book(uuid: UUID(), title: "t", price: 1, authorID: UUID())])
             }
             #expect(foreignKey?.code == .foreignKeyViolation)
             #expect(foreignKey?.constraint == "books_author_id_fkey")
+            #expect(foreignKey?.column == "author_id")
+            #expect(foreignKey?.property == "authorID")
             #expect(try await rowCount("authors", service) == 1)
             #expect(try await rowCount("books", service) == 0)
         }

@@ -293,6 +293,25 @@ private func count(_ sql: String, _ service: PostgresService) async throws -> In
     }
 }
 
+extension MigrationCLITests {
+    /// ArgumentParser quotes an argument it did not expect: a URL or a `password=` setting given in the wrong place
+    /// is shown without its password.
+    @Test func aMisplacedURLIsQuotedWithoutItsPassword() async throws {
+        let cases: [([String], String)] = [
+            (["migrate", "up", "postgres://app:Zq9x-Secret@127.0.0.1:1/shop"], "Unexpected argument 'postgres://app:****@127.0.0.1:1/shop'"),
+            (["migrate", "up", "postgresql://app:Zq9x@Secret@db/shop?sslmode=disable"], "postgresql://app:****@db/shop"),
+            (["migrate", "status", "host=db password=Zq9x-Secret"], "password=****"),
+            (["migrate", "status", "password='Zq9x Secret'"], "password=****"),
+        ]
+        for (arguments, shown) in cases {
+            let result = try await CLI.run(arguments, environment: [:])
+            #expect(result.status == 64, "\(arguments)")
+            #expect(result.errors.contains(shown), "\(result.errors)")
+            #expect(!result.errors.contains("Zq9x") && !result.output.contains("Zq9x"), "\(result.errors)")
+        }
+    }
+}
+
 extension JSONDecoder {
     static var iso8601: JSONDecoder {
         let decoder = JSONDecoder()

@@ -29,6 +29,9 @@ extension StructPostgresError {
             mapped.position = info[.position].flatMap { Int($0) }
             if revealValues { mapped.detail = info[.detail] }
             if state == SQLState.foreignKeyViolation { mapped.foreignKey = info[.detail].flatMap(foreignKeyInDetail) }
+            if state == SQLState.uniqueViolation || state == SQLState.foreignKeyViolation, mapped.column == nil {
+                mapped.column = info[.detail].flatMap(keyColumnsInDetail)
+            }
             return mapped
         }
         switch psql.code {
@@ -42,6 +45,12 @@ extension StructPostgresError {
             return StructPostgresError(.client, "PostgresNIO error \(psql.code)", sql: sql)
         }
     }
+}
+
+/// `store_code, user_name` from `Key (store_code, user_name)=(…) already exists.`: the columns, never the values.
+func keyColumnsInDetail(_ detail: String) -> String? {
+    guard detail.hasPrefix("Key ("), let equals = detail.range(of: ")=(") else { return nil }
+    return String(detail[detail.index(detail.startIndex, offsetBy: 5)..<equals.lowerBound])
 }
 
 /// `author_id=5F0C…` from `Key (author_id)=(5F0C…) is not present in table "authors".`

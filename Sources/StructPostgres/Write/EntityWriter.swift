@@ -83,7 +83,11 @@ struct EntityWriter: Sendable {
             return try await session.run(prepared.statement)
         } catch let error as StructPostgresError {
             let description = prepared.description
-            throw UpsertSQL.explainMissingReference(error.with(entity: description.entity, table: description.schema.table), type, prepared)
+            var named = error.with(entity: description.entity, table: description.schema.table)
+            if named.property == nil, let column = named.column, let index = prepared.columns.firstIndex(of: column) {
+                named.property = prepared.properties[index]
+            }
+            throw UpsertSQL.explainMissingReference(named, type, prepared)
         }
     }
 }
