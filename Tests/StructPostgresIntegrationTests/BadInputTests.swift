@@ -171,6 +171,38 @@ private struct PricedAsText: StoredModel {
         }
     }
 
+    /// A `String` on a number or boolean column is refused before sending, as an `Int` on a text column is: it
+    /// could be written (the server casts "12") but never read back into a `String`.
+    @Test func textForANumberOrBooleanColumnIsRefusedByName() async throws {
+        struct Tally: StoredModel {
+            static let table = "tallies"
+            var uuid: UUID
+            var count: String
+        }
+        struct Flag: StoredModel {
+            static let table = "flags"
+            var uuid: UUID
+            var enabled: String
+        }
+        let schema = "CREATE TABLE tallies (uuid uuid PRIMARY KEY, count integer); CREATE TABLE flags (uuid uuid PRIMARY KEY, enabled boolean)"
+        try await withTables(schema) { service, log in
+            let tally = await #expect(throws: StructPostgresError.self) {
+                try await service.update(entities: [Tally(uuid: UUID(), count: "12")])
+            }
+            #expect(tally?.code == .unsupportedType)
+            #expect(tally?.property == "count")
+            #expect(tally?.message.contains("column 'count' of type integer cannot store") == true)
+            let flag = await #expect(throws: StructPostgresError.self) {
+                try await service.update(entities: [Flag(uuid: UUID(), enabled: "true"), Flag(uuid: UUID(), enabled: "false")])
+            }
+            #expect(flag?.code == .unsupportedType)
+            #expect(flag?.column == "enabled")
+            #expect(!log.all.contains { $0.contains("INSERT INTO") })
+            let written = try await rowCount("tallies", service) + rowCount("flags", service)
+            #expect(written == 0)
+        }
+    }
+
     @Test func aPropertyWithoutAColumnIsNamed() async throws {
         try await withTables(BookSchema.create) { service, _ in
             let error = await #expect(throws: StructPostgresError.self) {

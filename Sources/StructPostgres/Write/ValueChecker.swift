@@ -31,7 +31,10 @@ struct ValueChecker: Sendable {
         } else if column.isArray {
             fits = wire == .text
         } else {
-            fits = column.accepts(wire, text: true, json: base == "jsonb" || base == "json" || column.isStringLike)
+            // Text is cast to the column's type by the server (enums, inet, intervals...), but not into a number or a
+            // boolean: such a column reads back into a number or a Bool, never into the String that was written.
+            let takesText = column.category != "N" && column.category != "B"
+            fits = column.accepts(wire, text: takesText, json: base == "jsonb" || base == "json" || column.isStringLike)
         }
         guard fits else {
             let swiftSide = isArray ? "an array" : wire.rawValue
