@@ -117,6 +117,43 @@ private struct Abort: Error {}
         }
     }
 
+    /// A connection lost while COMMIT runs leaves the outcome unknown to the client: the error says so. (Here the
+    /// server ended the backend before committing, so nothing was.)
+    @Test func aConnectionLostDuringCommitSaysTheOutcomeIsUnknown() async throws {
+        let slowCommit = """
+            CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(10); RETURN NULL; END $$;
+            CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON books DEFERRABLE INITIALLY DEFERRED
+                FOR EACH ROW EXECUTE FUNCTION slow_commit();
+            """
+        try await withTables(BookSchema.create, slowCommit) { service, _ in
+            let terminator = Task {
+                for _ in 0..<400 {
+                    try await Task.sleep(for: .milliseconds(25))
+                    let rows = try await service.query("""
+                        SELECT pid FROM pg_stat_activity
+                        WHERE datname = current_database() AND query = 'COMMIT' AND state = 'active' AND pid <> pg_backend_pid()
+                        """)
+                    if let pid = try rows.first?.decode(Int32.self) {
+                        _ = try await service.query("SELECT pg_terminate_backend(\(pid))")
+                        return true
+                    }
+                }
+                return false
+            }
+            let error = await #expect(throws: StructPostgresError.self) {
+                try await service.transaction { tx in
+                    try await tx.update(entities: [Novel(uuid: UUID(), title: "in doubt", price: 1, publisher: nil)])
+                }
+            }
+            #expect(try await terminator.value, "the COMMIT was seen running")
+            #expect(error?.code == .connectionLost)
+            #expect(error?.sql == "COMMIT")
+            #expect(error?.message.contains("whether the transaction was committed is unknown") == true, "\(error.map { "\($0)" } ?? "")")
+            let written = try await rowCount("books", service)
+            #expect(written == 0)
+        }
+    }
+
     @Test func aSerializationFailureReRunsTheWholeClosure() async throws {
         try await withTables(BookSchema.create) { service, _ in
             let book = Novel(uuid: UUID(), title: "counter", price: 0, publisher: nil)

@@ -37,7 +37,11 @@ extension DatabaseSession {
             observe(Statement(sql: "COMMIT"), since: start, failed: false)
         } catch {
             observe(Statement(sql: "COMMIT"), since: start, failed: true)
-            throw StructPostgresError.from(error, sql: "COMMIT")
+            var failure = StructPostgresError.from(error, sql: "COMMIT")
+            if failure.code == .connectionLost {
+                failure.message = "the connection was lost while COMMIT was in flight, so whether the transaction was committed is unknown; check before running it again (\(failure.message))"
+            }
+            throw failure
         }
         if result.metadata.command == "ROLLBACK" {
             throw StructPostgresError(
