@@ -326,14 +326,26 @@ private struct PricedAsText: StoredModel {
             #expect(unique?.description.contains("Ann") == false)
             #expect(unique?.column == "name")
             #expect(unique?.property == "name")
-            // In a batch too: the column and property, never the value.
+            // In a batch too: the column, the property and the row by its key, never the value.
+            let secondAnn = Author(uuid: UUID(), name: "Ann")
             let inBatch = await #expect(throws: StructPostgresError.self) {
-                try await service.update(entities: [Author(uuid: UUID(), name: "Bob"), Author(uuid: UUID(), name: "Ann")])
+                try await service.update(entities: [Author(uuid: UUID(), name: "Bob"), secondAnn, Author(uuid: UUID(), name: "Cy")])
             }
             #expect(inBatch?.code == .uniqueViolation)
             #expect(inBatch?.column == "name")
             #expect(inBatch?.property == "name")
+            #expect(inBatch?.rowKey == "uuid=\(secondAnn.uuid.uuidString)")
             #expect(inBatch?.description.contains("Ann") == false)
+            // Two rows of the batch with one name: the later one is refused.
+            let laterDee = Author(uuid: UUID(), name: "Dee")
+            let twice = await #expect(throws: StructPostgresError.self) {
+                try await service.update(entities: [Author(uuid: UUID(), name: "Dee"), Author(uuid: UUID(), name: "Eve"), laterDee])
+            }
+            #expect(twice?.rowKey == "uuid=\(laterDee.uuid.uuidString)")
+            #expect(twice.map { "\($0)" }?.contains("Dee") == false)
+            var reflected = ""
+            dump(twice, to: &reflected)
+            #expect(!reflected.contains("Dee"), "\(reflected)")
             #expect(try await rowCount("authors", service) == 1)
 
             let notNull = await #expect(throws: StructPostgresError.self) {

@@ -28,6 +28,7 @@ extension StructPostgresError {
             mapped.hint = info[.hint]
             mapped.position = info[.position].flatMap { Int($0) }
             if revealValues { mapped.detail = info[.detail] }
+            mapped.serverDetail = info[.detail].map(HiddenText.init)
             if state == SQLState.foreignKeyViolation { mapped.foreignKey = info[.detail].flatMap(foreignKeyInDetail) }
             if state == SQLState.uniqueViolation || state == SQLState.foreignKeyViolation, mapped.column == nil {
                 mapped.column = info[.detail].flatMap(keyColumnsInDetail)
@@ -51,6 +52,13 @@ extension StructPostgresError {
 func keyColumnsInDetail(_ detail: String) -> String? {
     guard detail.hasPrefix("Key ("), let equals = detail.range(of: ")=(") else { return nil }
     return String(detail[detail.index(detail.startIndex, offsetBy: 5)..<equals.lowerBound])
+}
+
+/// `s, u1` from `Key (store_code, user_name)=(s, u1) already exists.`: the key's values as PostgreSQL prints them.
+func uniqueKeyValuesInDetail(_ detail: String) -> String? {
+    guard detail.hasPrefix("Key ("), let equals = detail.range(of: ")=("),
+          let end = detail.range(of: ") already exists.", options: .backwards), equals.upperBound <= end.lowerBound else { return nil }
+    return String(detail[equals.upperBound..<end.lowerBound])
 }
 
 /// `author_id=5F0C…` from `Key (author_id)=(5F0C…) is not present in table "authors".`

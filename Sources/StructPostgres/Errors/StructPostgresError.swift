@@ -107,6 +107,8 @@ public struct StructPostgresError: Error, Sendable, CustomStringConvertible {
     public var underlying: (any Error & Sendable)?
     /// For a foreign-key violation, the key PostgreSQL's `DETAIL` named: `author_id=5F0C…` (keys are shown, values never).
     var foreignKey: String?
+    /// PostgreSQL's `DETAIL`, which may quote values: read to find the row a violation is about, never shown.
+    var serverDetail: HiddenText?
 
     public init(
         _ code: Code, _ message: String, sqlState: String? = nil, entity: String? = nil,
@@ -155,4 +157,12 @@ public struct StructPostgresError: Error, Sendable, CustomStringConvertible {
         if copy.table == nil { copy.table = table }
         return copy
     }
+}
+
+/// Text kept for the library's own use that neither `description` nor reflection (`dump`) shows.
+final class HiddenText: Sendable, CustomReflectable, CustomStringConvertible {
+    let text: String
+    init(_ text: String) { self.text = text }
+    var description: String { "(hidden)" }
+    var customMirror: Mirror { Mirror(self, children: []) }
 }

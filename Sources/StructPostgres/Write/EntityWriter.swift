@@ -87,6 +87,7 @@ struct EntityWriter: Sendable {
             if named.property == nil, let column = named.column, let index = prepared.columns.firstIndex(of: column) {
                 named.property = prepared.properties[index]
             }
+            if named.rowKey == nil { named.rowKey = prepared.violatingRow?.rowKey(for: named) }
             throw UpsertSQL.explainMissingReference(named, type, prepared)
         }
     }

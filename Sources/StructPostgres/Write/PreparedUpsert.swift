@@ -8,6 +8,8 @@ struct PreparedUpsert: Sendable {
     let properties: [String]
     let description: EntityDescription
     let options: UpsertOptions
+    /// Finds the row a unique violation of a batch is about.
+    let violatingRow: ViolatingRow?
 
     /// Encodes and checks an upsert of `entities`; a single row's makes the plan later single rows of `E` take.
     /// `inParallel`: a large batch is encoded on more than one thread (see ``BatchColumns``). `reportsRows`: the
@@ -32,6 +34,7 @@ struct PreparedUpsert: Sendable {
         properties = batch.columns.map(\.property)
         self.description = description
         self.options = options
+        violatingRow = entities.count > 1 ? ViolatingRow(entities, description: description) : nil
         if entities.count == 1 {
             cache.store(SingleRowUpsertPlan(self, batch: batch), for: .init(entity: ObjectIdentifier(E.self), conflict: options.conflict))
         }
@@ -46,6 +49,7 @@ struct PreparedUpsert: Sendable {
         properties = plan.shape.properties
         description = plan.description
         self.options = options
+        violatingRow = nil
     }
 
     /// The statement `sql` with one parameter per column of `batch`, in order: an array, or for a single row its
