@@ -315,7 +315,8 @@ private struct PricedAsText: StoredModel {
             var authorID: UUID?
         }
         try await withTables(schema) { service, _ in
-            try await service.update(entities: [Author(uuid: UUID(), name: "Ann")])
+            let ann = Author(uuid: UUID(), name: "Ann")
+            try await service.update(entities: [ann])
             let unique = await #expect(throws: StructPostgresError.self) {
                 try await service.update(entities: [Author(uuid: UUID(), name: "Ann")])
             }
@@ -354,6 +355,12 @@ private struct PricedAsText: StoredModel {
             #expect(notNull?.code == .notNullViolation)
             #expect(notNull?.column == "name")
             #expect(notNull?.property == "name")
+            let nameless = Author(uuid: UUID(), name: nil)
+            let notNullInBatch = await #expect(throws: StructPostgresError.self) {
+                try await service.update(entities: [Author(uuid: UUID(), name: "Fay"), nameless, Author(uuid: UUID(), name: nil)])
+            }
+            #expect(notNullInBatch?.code == .notNullViolation)
+            #expect(notNullInBatch?.rowKey == "uuid=\(nameless.uuid.uuidString)")
 
             let foreignKey = await #expect(throws: StructPostgresError.self) {
                 try await service.update(entities: [Book(uuid: UUID(), title: "t", price: 1, authorID: UUID())])
@@ -362,6 +369,12 @@ private struct PricedAsText: StoredModel {
             #expect(foreignKey?.constraint == "books_author_id_fkey")
             #expect(foreignKey?.column == "author_id")
             #expect(foreignKey?.property == "authorID")
+            let orphan = Book(uuid: UUID(), title: "o", price: 1, authorID: UUID())
+            let foreignKeyInBatch = await #expect(throws: StructPostgresError.self) {
+                try await service.update(entities: [Book(uuid: UUID(), title: "t", price: 1, authorID: ann.uuid), orphan])
+            }
+            #expect(foreignKeyInBatch?.code == .foreignKeyViolation)
+            #expect(foreignKeyInBatch?.rowKey == "uuid=\(orphan.uuid.uuidString)")
             #expect(try await rowCount("authors", service) == 1)
             #expect(try await rowCount("books", service) == 0)
         }

@@ -54,10 +54,12 @@ func keyColumnsInDetail(_ detail: String) -> String? {
     return String(detail[detail.index(detail.startIndex, offsetBy: 5)..<equals.lowerBound])
 }
 
-/// `s, u1` from `Key (store_code, user_name)=(s, u1) already exists.`: the key's values as PostgreSQL prints them.
-func uniqueKeyValuesInDetail(_ detail: String) -> String? {
+/// `s, u1` from `Key (store_code, user_name)=(s, u1) already exists.` (or `... is not present in table ...`): the
+/// key's values as PostgreSQL prints them.
+func keyValuesInDetail(_ detail: String) -> String? {
     guard detail.hasPrefix("Key ("), let equals = detail.range(of: ")=("),
-          let end = detail.range(of: ") already exists.", options: .backwards), equals.upperBound <= end.lowerBound else { return nil }
+          let end = detail.range(of: ") already exists.", options: .backwards) ?? detail.range(of: ") is not present in table", options: .backwards),
+          equals.upperBound <= end.lowerBound else { return nil }
     return String(detail[equals.upperBound..<end.lowerBound])
 }
 

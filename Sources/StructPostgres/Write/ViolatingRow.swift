@@ -1,38 +1,60 @@
 import Foundation
 
-/// Finds the row of a batch that a unique violation is about, from the key PostgreSQL's `DETAIL` quotes: the batch
-/// is encoded again (only on this error path) and its rows' values compared as PostgreSQL prints them. The values
-/// are compared, never shown: the error names the row by its unique key, as a value check does.
+/// Finds the row of a batch that a constraint violation is about: the batch is encoded again (only on this error
+/// path) and its rows compared with what PostgreSQL reported: the column a null broke (`NOT NULL`), or the key values
+/// its `DETAIL` quotes (unique and foreign keys), compared as PostgreSQL prints them and never shown. The error then
+/// names the row by its unique key, as a value check does.
 struct ViolatingRow: Sendable {
-    private let find: @Sendable (_ columns: [String], _ values: String) -> String?
+    private enum Clue {
+        /// The values of `columns`, as PostgreSQL printed them; `last`: of several rows, the last (a unique key
+        /// repeated in the batch is refused on its second row), otherwise the first.
+        case values(columns: [String], printed: String, last: Bool)
+        case null(column: String)
+    }
+
+    private let find: @Sendable (Clue) -> String?
 
     init<E: EntityProtocol>(_ entities: ArraySlice<E>, description: EntityDescription) {
-        find = { columns, values in Self.rowKey(in: entities, description: description, columns: columns, values: values) }
+        find = { clue in Self.rowKey(in: entities, description: description, clue) }
     }
 
-    /// The key of the row (`uuid=5F0C…`) that `error` is about, when it is a unique violation whose key values can be
-    /// told apart; of two rows of the batch with the same values, the later, which is the one PostgreSQL refused.
+    /// The key of the row (`uuid=5F0C…`) that `error` is about, or `nil` when it cannot be told.
     func rowKey(for error: StructPostgresError) -> String? {
-        guard error.sqlState == SQLState.uniqueViolation, let detail = error.serverDetail?.text,
-              let columns = keyColumnsInDetail(detail), let values = uniqueKeyValuesInDetail(detail) else { return nil }
-        let names = columns.components(separatedBy: ", ").map { $0.hasPrefix("\"") ? String($0.dropFirst().dropLast()) : $0 }
-        return find(names, values)
+        switch error.sqlState {
+        case SQLState.notNullViolation?:
+            return error.column.flatMap { find(.null(column: $0)) }
+        case SQLState.uniqueViolation?, SQLState.foreignKeyViolation?:
+            guard let detail = error.serverDetail?.text, let columns = keyColumnsInDetail(detail),
+                  let printed = keyValuesInDetail(detail) else { return nil }
+            let names = columns.components(separatedBy: ", ").map { $0.hasPrefix("\"") ? String($0.dropFirst().dropLast()) : $0 }
+            return find(.values(columns: names, printed: printed, last: error.sqlState == SQLState.uniqueViolation))
+        default:
+            return nil
+        }
     }
 
-    private static func rowKey<E: EntityProtocol>(
-        in entities: ArraySlice<E>, description: EntityDescription, columns: [String], values: String
-    ) -> String? {
+    private static func rowKey<E: EntityProtocol>(in entities: ArraySlice<E>, description: EntityDescription, _ clue: Clue) -> String? {
         guard let batch = try? BatchColumns(entities, description: description) else { return nil }
-        let matched = columns.compactMap { name in batch.columns.first { $0.name == name } }
         let keys = description.keyColumns.compactMap { name in batch.columns.first { $0.name == name } }
-        guard matched.count == columns.count, keys.count == description.keyColumns.count else { return nil }
-        for row in stride(from: batch.rowCount - 1, through: 0, by: -1) {
-            let printed = matched.compactMap { $0.values[row].printedByPostgreSQL }
-            if printed.count == matched.count, printed.joined(separator: ", ") == values {
-                return keys.map { "\($0.name)=\($0.values[row].keyDescription)" }.joined(separator: ", ")
+        guard keys.count == description.keyColumns.count else { return nil }
+        let rows: [Int]
+        let matches: (Int) -> Bool
+        switch clue {
+        case .null(let column):
+            guard let values = batch.columns.first(where: { $0.name == column })?.values else { return nil }
+            rows = Array(0..<batch.rowCount)
+            matches = { values[$0].isNull }
+        case .values(let columns, let printed, let last):
+            let matched = columns.compactMap { name in batch.columns.first { $0.name == name } }
+            guard matched.count == columns.count else { return nil }
+            rows = last ? Array((0..<batch.rowCount).reversed()) : Array(0..<batch.rowCount)
+            matches = { row in
+                let texts = matched.compactMap { $0.values[row].printedByPostgreSQL }
+                return texts.count == matched.count && texts.joined(separator: ", ") == printed
             }
         }
-        return nil
+        guard let row = rows.first(where: matches) else { return nil }
+        return keys.map { "\($0.name)=\($0.values[row].keyDescription)" }.joined(separator: ", ")
     }
 }
 
