@@ -171,6 +171,21 @@ private struct PricedAsText: StoredModel {
         }
     }
 
+    /// SQL written by hand may hold a password: its error shows the statement with its literals masked.
+    @Test func aPasswordInHandWrittenSQLIsNotShownByItsError() async throws {
+        try await withTables() { service, _ in
+            let error = await #expect(throws: StructPostgresError.self) {
+                try await service.execute(unsafeSQL: "ALTER ROLE structpg_no_such_role WITH PASSWORD 'hunter2secret'")
+            }
+            #expect(error?.sqlState == "42704")
+            #expect(error?.sql == "ALTER ROLE structpg_no_such_role WITH PASSWORD '****'")
+            #expect(error.map { "\($0)" }?.contains("hunter2secret") == false)
+            var reflected = ""
+            dump(error, to: &reflected)
+            #expect(!reflected.contains("hunter2secret"))
+        }
+    }
+
     /// A `String` on a number or boolean column is refused before sending, as an `Int` on a text column is: it
     /// could be written (the server casts "12") but never read back into a `String`.
     @Test func textForANumberOrBooleanColumnIsRefusedByName() async throws {

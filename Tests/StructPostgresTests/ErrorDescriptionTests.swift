@@ -11,6 +11,20 @@ import _ConnectionPoolModule
         #expect(error.description == #"uniqueViolation: duplicate key value violates unique constraint (sqlstate=23505, entity=AuthorEntity, table=authors, constraint=authors_name_key) hint: use insertIfAbsent sql: INSERT INTO "authors" ..."#)
     }
 
+    /// SQL written by hand may hold a password in a literal: errors, logs and spans show it masked.
+    @Test func literalsOfHandWrittenSQLAreMasked() {
+        let cases: [(String, String)] = [
+            ("ALTER ROLE app WITH PASSWORD 'hunter2'", "ALTER ROLE app WITH PASSWORD '****'"),
+            ("INSERT INTO t VALUES ('it''s', E'a\\'b', 1)", "INSERT INTO t VALUES ('****', E'****', 1)"),
+            ("SELECT $$secret$$, $body$x$$y$body$, $1, $2::text", "SELECT $$****$$, $body$****$body$, $1, $2::text"),
+            (#"INSERT INTO "a'b" VALUES ($1, 'x')"#, #"INSERT INTO "a'b" VALUES ($1, '****')"#),
+            (#"SELECT "q""'" FROM t WHERE x = 'y'"#, #"SELECT "q""'" FROM t WHERE x = '****'"#),
+            ("SELECT 'unterminated", "SELECT '****'"),
+            (#"INSERT INTO "books" ("uuid") SELECT * FROM unnest($1::uuid[])"#, #"INSERT INTO "books" ("uuid") SELECT * FROM unnest($1::uuid[])"#),
+        ]
+        for (sql, masked) in cases { #expect(maskingLiterals(sql) == masked, "\(sql)") }
+    }
+
     @Test func sqlStatesMapToCodes() {
         #expect(SQLState.code(for: "23505") == .uniqueViolation)
         #expect(SQLState.code(for: "23503") == .foreignKeyViolation)

@@ -36,6 +36,7 @@ private struct Tagged: StoredModel {
             WITH upserted AS (INSERT INTO "shop"."tagged" AS t ("uuid", "label", "tags", "status") \
             SELECT u."uuid", u."label", u."tags"::text[], u."status"::shop.status \
             FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS u("uuid", "label", "tags", "status") \
+            ORDER BY CAST(u."uuid" AS uuid) \
             ON CONFLICT ("uuid") DO UPDATE SET "label" = EXCLUDED."label", "tags" = EXCLUDED."tags", "status" = EXCLUDED."status" \
             WHERE (t."label", t."tags", t."status") IS DISTINCT FROM (EXCLUDED."label", EXCLUDED."tags", EXCLUDED."status") \
             RETURNING (t.xmax = 0) AS inserted) SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FROM upserted

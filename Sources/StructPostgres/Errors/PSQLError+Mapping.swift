@@ -4,6 +4,7 @@ extension StructPostgresError {
     /// Wraps any error thrown by PostgresNIO, keeping SQLSTATE and context but never bound values.
     static func from(_ error: any Error, sql: String?, revealValues: Bool = false) -> StructPostgresError {
         if let error = error as? StructPostgresError { return error }
+        let sql = revealValues ? sql : sql.map(maskingLiterals)
         if error is CancellationError {
             return StructPostgresError(.queryCancelled, "the task was cancelled", sql: sql)
         }
@@ -85,6 +86,70 @@ func maskQuoted(_ message: String) -> String {
         }
     }
     return inQuote ? result + "****" : result
+}
+
+/// `sql` with the body of every string literal masked (`'****'`, `$$****$$`): SQL written by hand (`unsafeSQL`, a
+/// migration) may hold a password or other values; the library's own statements bind theirs and are left as they are.
+func maskingLiterals(_ sql: String) -> String {
+    // The library's own statements hold no quote and no `$` but parameters (`$1`): left as they are, cheaply.
+    var afterDollar = false
+    let hasLiteral = sql.utf8.contains { byte in
+        defer { afterDollar = byte == UInt8(ascii: "$") }
+        return byte == UInt8(ascii: "'") || (afterDollar && !(48...57).contains(byte))
+    }
+    guard hasLiteral else { return sql }
+    let scalars = Array(sql.unicodeScalars)
+    var result = String.UnicodeScalarView()
+    var i = 0
+    while i < scalars.count {
+        let c = scalars[i]
+        if c == "\"" {
+            // A quoted identifier ("it""s") is kept as it is.
+            var j = i + 1
+            while j < scalars.count {
+                if scalars[j] == "\"" {
+                    if j + 1 < scalars.count && scalars[j + 1] == "\"" { j += 2; continue }
+                    break
+                }
+                j += 1
+            }
+            result.append(contentsOf: scalars[i..<min(j + 1, scalars.count)])
+            i = j + 1
+        } else if c == "'" {
+            // 'it''s', or E'it\'s' after an E.
+            let escapes = i > 0 && (scalars[i - 1] == "E" || scalars[i - 1] == "e")
+            var j = i + 1
+            while j < scalars.count {
+                if escapes && scalars[j] == "\\" { j += 2; continue }
+                if scalars[j] == "'" {
+                    if j + 1 < scalars.count && scalars[j + 1] == "'" { j += 2; continue }
+                    break
+                }
+                j += 1
+            }
+            result.append(contentsOf: "'****'".unicodeScalars)
+            i = j + 1
+        } else if c == "$", let tagEnd = dollarTagEnd(scalars, from: i) {
+            let tag = String(String.UnicodeScalarView(scalars[i...tagEnd]))
+            let rest = String(String.UnicodeScalarView(scalars[(tagEnd + 1)...]))
+            result.append(contentsOf: (tag + "****" + tag).unicodeScalars)
+            guard let close = rest.range(of: tag) else { break }
+            i = tagEnd + 1 + rest.unicodeScalars.distance(from: rest.unicodeScalars.startIndex, to: close.upperBound)
+        } else {
+            result.append(c)
+            i += 1
+        }
+    }
+    return String(result)
+}
+
+/// The index of the closing `$` of a dollar-quote tag (`$$`, `$body$`) opening at `start`; `nil` for a parameter (`$1`).
+private func dollarTagEnd(_ scalars: [Unicode.Scalar], from start: Int) -> Int? {
+    var j = start + 1
+    while j < scalars.count, scalars[j] == "_" || scalars[j].properties.isAlphabetic || (j > start + 1 && ("0"..."9").contains(scalars[j])) {
+        j += 1
+    }
+    return j < scalars.count && scalars[j] == "$" ? j : nil
 }
 
 /// Carries a non-`Sendable`-checked error inside ``StructPostgresError/underlying``.

@@ -106,7 +106,8 @@ final class Telemetry: Sendable {
         if span.isRecording {
             var attributes = commonAttributes
             attributes["db.operation.name"] = keyword
-            if tracesQueryText { attributes["db.query.text"] = sql }
+            // SQL written by hand (`unsafeSQL`, migrations) may hold literals: sanitized, as OpenTelemetry asks.
+            if tracesQueryText { attributes["db.query.text"] = maskingLiterals(sql) }
             span.attributes.merge(attributes)
         }
         do {

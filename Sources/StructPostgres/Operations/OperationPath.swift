@@ -16,14 +16,22 @@ public struct OperationPath: Sendable {
         self.transaction = transaction
     }
 
-    /// Performs `operation` with one session: the transaction's, or a pooled connection's for its duration.
+    /// Performs `operation` with one session: the transaction's, or a pooled connection's for its duration. Outside a
+    /// transaction, a write (one statement, which PostgreSQL rolls back whole) is sent again after a deadlock or
+    /// serialization failure, as a transaction is: concurrent batches that lock the same rows in different orders
+    /// then all complete.
     func perform<T>(_ operation: Operation, _ body: (DatabaseSession) async throws -> T) async throws -> T {
         try await runtime.telemetry.measure(operation) { span in
             if let transaction {
                 try transaction.ensureActive()
                 return try await body(transaction.session)
             }
-            return try await runtime.withSession(span, route(operation), body)
+            switch operation.kind {
+            case .upsert, .delete, .deleteAll:
+                return try await retrying(maxRetries: nil, span) { try await runtime.withSession(span, route(operation), body) }
+            default:
+                return try await runtime.withSession(span, route(operation), body)
+            }
         }
     }
 
@@ -58,13 +66,21 @@ public struct OperationPath: Sendable {
         _ options: TransactionOptions, _ span: OperationSpan?, _ body: (TransactionState) async throws -> T
     ) async throws -> T {
         if let transaction { return try await transaction.savepoint(body) }
-        let retries = max(0, options.maxRetries ?? runtime.configuration.maxTransactionRetries)
+        return try await retrying(maxRetries: options.maxRetries, span) {
+            try await runtime.withSession(span) { session in
+                try await TransactionState.run(on: session, options: options, body)
+            }
+        }
+    }
+
+    /// Runs `work` again after a serialization failure or deadlock, at most `maxRetries` times (by default the
+    /// configuration's `maxTransactionRetries`), after a random delay that grows with each attempt.
+    private func retrying<T>(maxRetries: Int?, _ span: OperationSpan?, _ work: () async throws -> T) async throws -> T {
+        let retries = max(0, maxRetries ?? runtime.configuration.maxTransactionRetries)
         var attempt = 0
         while true {
             do {
-                return try await runtime.withSession(span) { session in
-                    try await TransactionState.run(on: session, options: options, body)
-                }
+                return try await work()
             } catch let error as StructPostgresError where error.isRetryable && attempt < retries && !Task.isCancelled {
                 attempt += 1
                 runtime.logger.debug(

@@ -90,7 +90,8 @@ struct DatabaseSession: Sendable {
         }
         let logBoundValues = context.logBoundValues
         if context.logger.logLevel <= .debug {
-            var metadata: Logger.Metadata = ["sql": "\(statement.sql)", "binds": "\(statement.bindings.count)"]
+            let sql = logBoundValues ? statement.sql : maskingLiterals(statement.sql)
+            var metadata: Logger.Metadata = ["sql": "\(sql)", "binds": "\(statement.bindings.count)"]
             if logBoundValues {
                 metadata["values"] = "\(statement.values.map(\.keyDescription).joined(separator: ", "))"
             }

@@ -3,7 +3,8 @@ enum UpsertSQL {
     /// The text of an upsert of `batch`: `INSERT ... SELECT ... FROM unnest(...)`, or `INSERT ... VALUES` for one
     /// row, `ON CONFLICT` on the entity's unique key, `DO UPDATE` only where a value differs, counting what it did.
     /// `reportsRows`: instead of counts, the place in the batch (from 1) of each row written and whether it was
-    /// inserted; the rows are written in key order, so that two such batches never wait for each other's locks.
+    /// inserted. Either way the rows are written in key order, so that concurrent batches over the same rows lock them
+    /// in the same order and wait for each other instead of deadlocking.
     static func text(_ batch: BatchColumns, description: EntityDescription, options: UpsertOptions, reportsRows: Bool = false) throws -> String {
         let schema = description.schema
         let keys = description.keyColumns
@@ -46,12 +47,14 @@ enum UpsertSQL {
                 ON CONFLICT (\(quotedKeys)) \(conflict) RETURNING (t.xmax = 0) AS inserted
                 """
         }
+        // The keys as stored (cast to the columns' own types, with their modifiers). Rows are written in key order, so
+        // that batches over the same rows lock them in the same order and wait for each other instead of deadlocking.
+        let stored = keys.compactMap { key in
+            batch.columns.firstIndex { $0.name == key }.map { "CAST(\(selected[$0]) AS \(batch.columns[$0].info.castName))" }
+        }
         if reportsRows {
-            // The keys as stored (cast to the columns' own types, with their modifiers), to find each written row's
-            // place; of places whose keys PostgreSQL holds equal, the first written row goes to the first.
-            let stored = keys.compactMap { key in
-                batch.columns.firstIndex { $0.name == key }.map { "CAST(\(selected[$0]) AS \(batch.columns[$0].info.castName))" }
-            }
+            // Each written row's place is found by its stored key; of places whose keys PostgreSQL holds equal, the
+            // first written row goes to the first.
             let written = keys.map { "w.\(SQLIdentifier.quote($0))" }
             let equal = schema.nullsMatch(in: keys) ? "IS NOT DISTINCT FROM" : "="
             return """
@@ -69,6 +72,7 @@ enum UpsertSQL {
         return """
             WITH upserted AS (INSERT INTO \(schema.quotedTable) AS t (\(names.joined(separator: ", "))) \
             SELECT \(selected.joined(separator: ", ")) FROM unnest(\(parameters.joined(separator: ", "))) AS u(\(names.joined(separator: ", "))) \
+            ORDER BY \(stored.joined(separator: ", ")) \
             ON CONFLICT (\(quotedKeys)) \(conflict) RETURNING (t.xmax = 0) AS inserted) \
             SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FROM upserted
             """
