@@ -18,8 +18,10 @@ enum DotEnv {
             guard let equals = line.firstIndex(of: "=") else { return nil }
             let key = line[..<equals].trimmingCharacters(in: .whitespaces)
             var value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-            if let quote = value.first, quote == "\"" || quote == "'", value.count >= 2, value.last == quote {
-                value = String(value.dropFirst().dropLast())
+            if let quote = value.first, quote == "\"" || quote == "'",
+               let close = value.dropFirst().firstIndex(of: quote) {
+                // A quoted value ends at its closing quote; a comment may follow it.
+                value = String(value[value.index(after: value.startIndex)..<close])
             } else if let comment = value.range(of: " #") {
                 value = value[..<comment.lowerBound].trimmingCharacters(in: .whitespaces)
             }

@@ -131,7 +131,7 @@ struct Migrate: AsyncParsableCommand {
 
         func validate() throws {
             guard Migration.parseFileName("0_\(name).sql") != nil else {
-                throw ValidationError("'\(name)' must hold only letters, digits, '_' and '-'")
+                throw ValidationError("'\(name)' must hold only ASCII letters, digits, '_' and '-'")
             }
         }
 

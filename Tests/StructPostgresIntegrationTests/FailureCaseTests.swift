@@ -4,6 +4,17 @@ import Testing
 
 /// Failures that come from the server or the connection rather than from the values written.
 @Suite struct FailureCaseTests {
+    @Test func aRollbackOfNoStepsIsRefusedByName() async throws {
+        try await withTables() { service, _ in
+            let migrator = Migrator(service: service, migrations: try MigrationSet(directory: repositoryMigrations))
+            for steps in [0, -3] {
+                let error = await #expect(throws: StructPostgresError.self) { try await migrator.rollback(steps: steps) }
+                #expect(error?.code == .invalidConfiguration)
+                #expect(error?.message == "rollback(steps:) takes a positive number of migrations, not \(steps)")
+            }
+        }
+    }
+
     @Test func aStatementCancelledByTimeoutIsQueryCancelled() async throws {
         try await withTables(BookSchema.create) { service, _ in
             let error = await #expect(throws: StructPostgresError.self) {

@@ -129,6 +129,36 @@ where S.Element == [Model] {
         }
     }
 
+    /// A filter through a relationship reads its table too: a change there yields a fresh result, and that table
+    /// without the triggers is refused by name.
+    @Test func aChangeOfATableTheFilterGoesThroughYieldsAFreshResult() async throws {
+        try await withBookstore { service, _ in
+            let author = AuthorModel(uuid: UUID(), name: "A")
+            let book = BookModel(uuid: UUID(), title: "Dune", author: author, reviews: [])
+            try await service.update(entities: [book])
+            try await service.installChangeNotifications(on: ["books", "reviews"])
+            let unobserved = await #expect(throws: StructPostgresError.self) {
+                for try await _ in service.observe(BookModel.self, where: "author.name == %@", "A", loading: .none) { break }
+            }
+            #expect(unobserved?.table == "authors")
+            try await service.installChangeNotifications(on: ["authors"])
+            let byAuthor = Results<BookModel>()
+            let reviewed = Results<BookModel>()
+            let observers = [
+                record(service.observe(BookModel.self, where: "author.name == %@", "A", loading: .none), into: byAuthor),
+                record(service.observe(BookModel.self, where: "reviews.@count > 0", loading: .none), into: reviewed),
+            ]
+            #expect(try await byAuthor.first { $0.map(\.uuid) == [book.uuid] } != nil)
+            #expect(try await reviewed.first { $0.isEmpty } != nil)
+            try await service.update(entities: [AuthorModel(uuid: author.uuid, name: "B")])
+            #expect(try await byAuthor.first { $0.isEmpty } != nil, "renaming the author leaves the filter")
+            let review = ReviewModel(uuid: UUID(), bookID: book.uuid, content: "Great", createdAt: Date(), userID: nil)
+            try await service.update(entities: [review])
+            #expect(try await reviewed.first { $0.map(\.uuid) == [book.uuid] } != nil, "a review makes the book match")
+            for observer in observers { observer.cancel() }
+        }
+    }
+
     /// 1,000 single-row commits in a burst: far fewer results, the last one the final state. The commits come from
     /// one server-side loop (as another process might make them), so that they are a burst however loaded the
     /// machine is: from the service, on two busy cores, they were once spread over a minute.

@@ -68,6 +68,7 @@ import Testing
             }
             #expect(missing?.code == .undefinedColumn)
             #expect(missing?.property == "price")
+            #expect(missing?.message == "property 'price' maps to column 'price', which the query's result does not have (its columns: uuid, title); select it too")
             let parameters = await #expect(throws: StructPostgresError.self) {
                 _ = try await service.fetch(Novel.self, sql: PostgresQuery(unsafeSQL: "SELECT * FROM books WHERE price > $1 AND title = $2"))
             }

@@ -135,6 +135,24 @@ func dataStatements(_ log: StatementLog) -> [String] {
         }
     }
 
+    /// More than one statement's worth of registrations of one table (250 stores sharing 100 books: 12,500): the
+    /// repeats are merged across the whole table before it is cut into statements, so each book is written once.
+    @Test func registrationsRepeatedBeyondOneStatementAreMergedOnce() async throws {
+        try await withBookstore { service, log in
+            let books = (0..<100).map { BookModel(uuid: UUID(), title: "B\($0)") }
+            let stores = (0..<250).map { index in
+                StoreModel(uuid: UUID(), brand: "S\(index)", books: (0..<50).map { books[(index * 7 + $0) % 100] })
+            }
+            log.reset()
+            let result = try await service.update(entities: stores)
+            #expect(result.inserted == 350)
+            #expect(result.merged == 12_400)
+            #expect(result.updated == 0 && result.unchanged == 0)
+            #expect(log.all.count { $0.contains(#"INSERT INTO "books""#) } == 1)
+            #expect(try await service.count(BookModel.self) == 100)
+        }
+    }
+
     @Test func reviewsAreFetchedByTheirBook() async throws {
         try await withBookstore { service, _ in
             let graph = makeGraph(stores: 1, booksPerStore: 2, reviewsPerBook: 3, authors: 1)

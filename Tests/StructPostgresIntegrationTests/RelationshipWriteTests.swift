@@ -254,6 +254,9 @@ private struct TwoWayUser: StoredModel {
             "CREATE TABLE stores (uuid uuid PRIMARY KEY, brand text NOT NULL)",
             "CREATE TABLE shelves (uuid uuid PRIMARY KEY, store_id uuid)"
         ) { service, _ in
+            // Refused before any row exists too: a test on empty tables finds the mistake.
+            let empty = await #expect(throws: StructPostgresError.self) { try await service.fetch(Shelf.self) }
+            #expect(empty?.message == "relationship Shelf.store: table 'shelves' has no foreign key to 'stores'; declare one in a migration or name the column with column:")
             try await service.update(entities: [Shelf(uuid: UUID(), storeID: UUID())])
             let error = await #expect(throws: StructPostgresError.self) { try await service.fetch(Shelf.self) }
             #expect(error?.code == .invalidConfiguration)

@@ -118,6 +118,11 @@ import Testing
             let stored: [Novel] = try await service.fetch(sortedBy: [.ascending("title")])
             #expect(stored.map(\.title) == original.map(\.title).sorted { ($0 ?? "") < ($1 ?? "") })
             #expect(stored.allSatisfy { $0.price == 20 })
+            for batch in [edited, [edited[0]]] {
+                let nothing = await #expect(throws: StructPostgresError.self) { try await service.update(entities: batch, options: .updating([])) }
+                #expect(nothing?.code == .invalidConfiguration)
+                #expect(nothing?.message.contains(".insertIfAbsent") == true)
+            }
         }
     }
 

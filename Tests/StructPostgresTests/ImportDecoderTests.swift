@@ -43,6 +43,18 @@ private func decode(_ json: String, options: ImportOptions = ImportOptions()) th
         #expect(throws: DecodingError.self) { try decode(#"{"big": "1", "price": 1, "amount": 1}"#, options: ImportOptions(numbersFromStrings: false)) }
     }
 
+    /// A UTF-8 byte order mark before the payload is skipped; a stray non-ASCII byte is named by its value.
+    @Test func aByteOrderMarkIsSkipped() throws {
+        var reader = JSONRecordReader(data: Data([0xEF, 0xBB, 0xBF] + Array(#"[{"a": 1}, {"a": 2}]"#.utf8)))
+        var records = 0
+        while try reader.next() != nil { records += 1 }
+        #expect(records == 2)
+        var empty = JSONRecordReader(data: Data([0xEF, 0xBB, 0xBF] + Array("[]".utf8)))
+        #expect(try empty.next() == nil)
+        let stray = #expect(throws: StructPostgresError.self) { try JSONParser.parse(String(decoding: [0xC3, 0xAF], as: UTF8.self)) }
+        #expect(stray?.message.contains("unexpected byte 0xC3") == true, "\(stray?.message ?? "")")
+    }
+
     @Test func aRecordCannotStartWithASeparator() {
         for payload in ["[{\"a\": 1},, {\"b\": 2}]", "[{\"a\": 1},]", "[,]"] {
             var reader = JSONRecordReader(data: Data(payload.utf8))

@@ -92,9 +92,13 @@ private struct RowDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     private func noColumn(_ key: Key) -> StructPostgresError {
         let layout = decoder.layout
         let column = layout.column(for: key)
+        // The table has it, so the result of a query of the caller's left it out.
+        let missing = layout.schema.columns[column] == nil
+            ? "which table '\(layout.schema.table)' does not have (columns: \(layout.schema.columnOrder.joined(separator: ", ")))"
+            : "which the query's result does not have (its columns: \(layout.indexes.sorted { $0.value < $1.value }.map(\.key).joined(separator: ", "))); select it too"
         return StructPostgresError(
             .undefinedColumn,
-            "property '\(key.stringValue)' maps to column '\(column)', which table '\(layout.schema.table)' does not have (columns: \(layout.schema.columnOrder.joined(separator: ", ")))",
+            "property '\(key.stringValue)' maps to column '\(column)', \(missing)",
             sqlState: SQLState.undefinedColumn, entity: layout.entity, table: layout.schema.table, column: column,
             property: key.stringValue)
     }

@@ -39,6 +39,7 @@ struct JSONRecordReader {
             case .done:
                 return nil
             case .start:
+                try skipByteOrderMark()
                 guard let byte = try peekSkippingWhitespace() else { throw malformed("the payload is empty") }
                 if byte == UInt8(ascii: "[") {
                     position += 1
@@ -134,6 +135,13 @@ struct JSONRecordReader {
     private mutating func finish() throws {
         if try peekSkippingWhitespace() != nil { throw malformed("unexpected text after the payload") }
         state = .done
+    }
+
+    /// Skips the UTF-8 byte order mark some editors and exports put first, which JSON parsers may ignore.
+    private mutating func skipByteOrderMark() throws {
+        guard bufferOffset + position == 0 else { return }
+        while buffer.count < 3, try readMore() {}
+        if buffer.starts(with: [0xEF, 0xBB, 0xBF]) { position = 3 }
     }
 
     private mutating func peekSkippingWhitespace() throws -> UInt8? {

@@ -56,7 +56,10 @@ struct JSONParser {
         case UInt8(ascii: "f"): try literal("false"); return .bool(false)
         case UInt8(ascii: "n"): try literal("null"); return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try number())
-        default: throw error("unexpected character '\(Character(UnicodeScalar(bytes[index])))' where a value was expected")
+        default:
+            let byte = bytes[index]
+            let shown = byte < 0x80 ? "character '\(Character(UnicodeScalar(byte)))'" : "byte 0x\(String(byte, radix: 16, uppercase: true))"
+            throw error("unexpected \(shown) where a value was expected")
         }
     }
 

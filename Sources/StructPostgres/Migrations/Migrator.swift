@@ -71,7 +71,10 @@ public struct Migrator: Sendable {
     /// Reverts the `steps` most recently applied migrations (by time applied), newest first, with their down parts.
     @discardableResult
     public func rollback(steps: Int = 1) async throws -> MigrationRun {
-        try await withHistory { history, rows in
+        guard steps > 0 else {
+            throw StructPostgresError(.invalidConfiguration, "rollback(steps:) takes a positive number of migrations, not \(steps)")
+        }
+        return try await withHistory { history, rows in
             try check(rows, refuseOutOfOrder: false)
             var run = MigrationRun()
             for row in rows.reversed().prefix(max(0, steps)) {

@@ -112,8 +112,8 @@ final class ObservationSubscription: Sendable {
     private let listener: ChangeListener
     private let id: Int
 
-    init<E: EntityProtocol>(_ path: OperationPath, _ type: E.Type, loading: Loading) async throws {
-        let tables = ObservedTables.of(TargetInfo(E.self), loading: loading.resolved(path.runtime.defaultLoading))
+    init<E: EntityProtocol>(_ path: OperationPath, _ type: E.Type, loading: Loading, keys: [String]) async throws {
+        let tables = ObservedTables.of(TargetInfo(E.self), loading: loading.resolved(path.runtime.defaultLoading), keys: keys)
         let channels = try await path.perform(Operation(.fetch, E.self)) { try await $0.notificationChannels(tables, entity: "\(E.self)") }
         listener = path.runtime.listener
         let signal = self.signal

@@ -1,7 +1,17 @@
-/// The tables a fetch reads: the model's own, and those of the relationships it loads (join tables included).
+/// The tables a fetch reads: the model's own, those of the relationships it loads, and those its filter and sort keys
+/// go through (`author.name`, `reviews.@count`), join tables included.
 enum ObservedTables {
-    static func of(_ info: TargetInfo, loading: Loading) -> [String] {
+    static func of(_ info: TargetInfo, loading: Loading, keys: [String] = []) -> [String] {
         var tables = [info.table]
+        for key in keys {
+            var current = info
+            for step in key.split(separator: ".").dropLast() {
+                guard let relationship = current.relationships().first(where: { $0.name == step }) else { break }
+                if case .through(let table, _, _, _) = relationship.kind { tables.append(table) }
+                tables.append(relationship.target.table)
+                current = relationship.target
+            }
+        }
         func walk(_ relationships: [RelationshipInfo], _ loading: Loading) {
             for relationship in relationships {
                 guard let nested = loading.nested(relationship.name) else { continue }

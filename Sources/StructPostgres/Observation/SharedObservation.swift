@@ -56,7 +56,8 @@ final class SharedObservation<Model: EntityConvertible>: Sendable {
     /// Subscribes, fetches, and fetches again after each change until cancelled or failed.
     private func run(_ path: OperationPath, _ request: FetchRequest, loading: Loading) async {
         do {
-            let subscription = try await ObservationSubscription(path, Model.Entity.self, loading: loading)
+            let keys = (request.filter?.keys ?? []) + request.sort.map(\.key)
+            let subscription = try await ObservationSubscription(path, Model.Entity.self, loading: loading, keys: keys)
             while !Task.isCancelled {
                 publish(.success(try await path.fetch(Model.self, request, loading: loading)))
                 try await subscription.signal.wait()

@@ -147,10 +147,11 @@ struct DatabaseSession: Sendable {
 
     /// Runs SQL without parameters, statement by statement; a failure names the statement's line.
     func execute(script: String) async throws {
-        for statement in SQLScript.split(script) {
+        let statements = SQLScript.split(script)
+        for statement in statements {
             do {
                 _ = try await run(Statement(sql: statement.sql))
-            } catch var error as StructPostgresError {
+            } catch var error as StructPostgresError where statements.count > 1 {
                 error.message += " (statement at line \(statement.line) of the script)"
                 throw error
             }

@@ -149,6 +149,16 @@ struct BatchColumns: Sendable {
         return rounds
     }
 
+    /// The positions of `entities` to write, merged as one batch merges them (the last of each unique key, at the
+    /// place of the first): for a table written in several chunks, so that a key repeated across chunks is written once.
+    static func lastOfEachKey<E: EntityProtocol>(_ entities: [E], description: EntityDescription) throws -> [Int] {
+        let keys = try BatchColumns(entities, description: description, keysOnly: true).columns
+        let nullsMatch = description.schema.nullsMatch(in: description.keyColumns)
+        return keptRows(entities.count, isNull: { !nullsMatch && $0.contains(where: \.isNull) }) { row in
+            keys.map { storedKey($0.values[row]) }
+        }
+    }
+
     /// A key as PostgreSQL compares it: dates at microsecond precision.
     private static func storedKey(_ value: ColumnValue) -> ColumnValue {
         if case .timestamptz(let date) = value { return .int8(TimestampCoding.microseconds(date)) }

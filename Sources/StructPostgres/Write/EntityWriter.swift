@@ -12,17 +12,18 @@ struct EntityWriter: Sendable {
     /// connection (the server switches to one generic plan after five executions).
     ///
     /// A batch of more than ``WritePlan/rowsPerStatement`` rows is sent in chunks (callers run them in one
-    /// transaction). A key repeated in two chunks is written twice, the last one winning, and counted as updated
-    /// rather than merged. A table with a foreign key to itself is always written with one statement: a row may
-    /// reference a later one. `inParallel`: nothing else is encoded meanwhile, so a chunk of
+    /// transaction), after merging its repeated keys across the whole batch, as one statement merges them. A table
+    /// with a foreign key to itself is always written with one statement: a row may reference a later one. `inParallel`: nothing else is encoded meanwhile, so a chunk of
     /// ``ParallelRows/minimum`` rows or more is encoded on more than one thread.
     func upsert<E: EntityProtocol>(_ entities: [E], inParallel: Bool) async throws -> UpsertResult {
         guard WritePlan.slices(entities.count), try await !session.describe(E.self).schema.referencesItself else {
             return try await upsertChunk(entities[...], inParallel: inParallel)
         }
-        var total = UpsertResult()
-        for chunk in WritePlan.chunks(entities.count) {
-            total = total + (try await upsertChunk(entities[chunk], inParallel: inParallel))
+        let kept = try BatchColumns.lastOfEachKey(entities, description: try await session.describe(E.self))
+        let unique = kept.count == entities.count ? entities : kept.map { entities[$0] }
+        var total = UpsertResult(merged: entities.count - unique.count)
+        for chunk in WritePlan.chunks(unique.count) {
+            total = total + (try await upsertChunk(unique[chunk], inParallel: inParallel))
         }
         return total
     }

@@ -30,6 +30,11 @@ enum UpsertSQL {
         case .updateAll, .update:
             var updated = batch.columns.map(\.name).filter { !keys.contains($0) }
             if case .update(let chosen) = options.conflict {
+                guard !chosen.isEmpty else {
+                    throw StructPostgresError(
+                        .invalidConfiguration, "UpsertOptions.updating names no property to update; use .insertIfAbsent to leave existing rows as they are",
+                        entity: description.entity, table: schema.table)
+                }
                 updated = try chosen.map { try description.column(for: $0) }
                 for column in updated where !batch.columns.contains(where: { $0.name == column }) {
                     throw StructPostgresError(
