@@ -123,7 +123,7 @@ private func count(_ sql: String, _ service: PostgresService) async throws -> In
             #expect(try String(contentsOfFile: path, encoding: .utf8).hasPrefix("-- migrate:up"))
             let bad = try await cli.run("migrate", "new", "no spaces")
             #expect(bad.status != 0)
-            #expect(bad.errors == "structpg: 'no spaces' must hold only letters, digits, '_' and '-'\n")
+            #expect(bad.errors == "structpg: 'no spaces' must hold only ASCII letters, digits, '_' and '-'\n")
             let steps = try await cli.run("migrate", "down", "--steps", "0")
             #expect(steps.status != 0)
             #expect(steps.errors == "structpg: --steps must be at least 1\n")

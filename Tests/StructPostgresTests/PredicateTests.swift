@@ -159,6 +159,18 @@ private func render(_ filter: Filter) throws -> (sql: String, values: [ColumnVal
         }
     }
 
+    /// MATCHES anchors the whole pattern: one whose parentheses do not balance could escape the anchors
+    /// (`x)|(.*` would match every row), so it is refused.
+    @Test func aMatchesPatternWhoseParenthesesDoNotBalanceIsRefused() throws {
+        for pattern in ["x)|(.*", "(a", "a)", "(a))(("] {
+            let error = #expect(throws: StructPostgresError.self) { try render("title MATCHES %@", pattern) }
+            #expect(error?.message.contains("parentheses do not balance") == true, "\(pattern)")
+        }
+        for pattern in ["(a|b)+", #"\)x\("#, "[()]", "[]()]", "[^]()]", "(a(b)c)"] {
+            #expect(try render("title MATCHES %@", pattern).values == [.text("^(?:" + pattern + ")$")], "\(pattern)")
+        }
+    }
+
     @Test func deepPredicatesAreRefusedByNameNotByTheStack() throws {
         let nested = #expect(throws: StructPostgresError.self) {
             try render(String(repeating: "(", count: 5_000) + "title == 'x'" + String(repeating: ")", count: 5_000))

@@ -33,6 +33,10 @@ struct FilterComparison {
             }
             let condition: String
             if op == .matches {
+                // Anchored as a whole: a pattern that closes more groups than it opens would escape the anchors.
+                guard Self.parenthesesBalance(text) else {
+                    throw invalid("the MATCHES pattern's parentheses do not balance (escape a literal one as \\( or \\))")
+                }
                 let parameter = statement.bind(.text("^(?:" + text + ")$"))
                 condition = "\(operand.sql) \(options.caseInsensitive ? "~*" : "~") \(parameter)"
             } else {
@@ -55,6 +59,41 @@ struct FilterComparison {
             let condition = "\(subject) \(symbols[op]!) \(parameter)"
             return negated ? "(\(condition)) IS NOT TRUE" : condition
         }
+    }
+
+    /// Whether every `(` of a regular expression is closed and no `)` closes what it did not open: escaped
+    /// characters and bracket expressions (`[()]`) do not count.
+    static func parenthesesBalance(_ pattern: String) -> Bool {
+        var depth = 0
+        var characters = pattern.makeIterator()
+        var inBracket = false
+        var bracketStart = false
+        while let character = characters.next() {
+            if character == "\\" {
+                _ = characters.next()
+                bracketStart = false
+                continue
+            }
+            if inBracket {
+                // `]` right after `[` or `[^` is a literal.
+                if character == "]" && !bracketStart { inBracket = false }
+                bracketStart = bracketStart && character == "^"
+                continue
+            }
+            switch character {
+            case "[":
+                inBracket = true
+                bracketStart = true
+            case "(":
+                depth += 1
+            case ")":
+                depth -= 1
+                if depth < 0 { return false }
+            default:
+                break
+            }
+        }
+        return depth == 0
     }
 
     func between(_ lower: any Encodable & Sendable, _ upper: any Encodable & Sendable, negated: Bool, _ statement: inout Statement) throws -> String {
