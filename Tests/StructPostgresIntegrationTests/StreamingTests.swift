@@ -28,6 +28,20 @@ func peakMemoryMB() -> Double {
             """)
     }
 
+    /// A stream takes a format string as the other verbs do; one that does not parse fails the first step.
+    @Test func aFormatStringFiltersAStreamAndOneThatDoesNotParseFailsItsFirstStep() async throws {
+        try await withTables(ddl) { service, _ in
+            try await fill(10, service)
+            var seqs: [Int64] = []
+            for try await event in service.stream(Event.self, where: "seq > %@", 7, sortedBy: [.ascending("seq")]) { seqs.append(event.seq) }
+            #expect(seqs == [8, 9, 10])
+            let error = await #expect(throws: StructPostgresError.self) {
+                for try await _ in service.stream(Event.self, where: "seq >") {}
+            }
+            #expect(error?.message.contains("malformed predicate") == true, "\(error.map { "\($0)" } ?? "")")
+        }
+    }
+
     /// Every row, in order, decoded one at a time. `STRUCTPG_STREAM_ROWS` sets the count (1,000,000 for the
     /// memory figure of the closing note); the peak resident memory is printed.
     @Test func streamsEveryRowInOrder() async throws {

@@ -143,6 +143,8 @@ private func render(_ filter: Filter) throws -> (sql: String, values: [ColumnVal
         #expect(notAUUID?.message == "filter on 'uuid': a string cannot be compared with column 'uuid' (uuid)")
         let uuidForInt = #expect(throws: StructPostgresError.self) { try render("pages == %@", UUID()) }
         #expect(uuidForInt?.message == "filter on 'pages': a UUID cannot be compared with column 'pages' (integer)")
+        let intForText = #expect(throws: StructPostgresError.self) { try render("title < 5") }
+        #expect(intForText?.message == "filter on 'title': an integer cannot be compared with column 'title' (text)")
         let likeOnNumber = #expect(throws: StructPostgresError.self) { try render("price BEGINSWITH '1'") }
         #expect(likeOnNumber?.message == "filter on 'price': beginsWith needs a text column and a string; column 'price' is double precision")
         let toManyWithoutAny = #expect(throws: StructPostgresError.self) { try render("books.title == 'x'") }

@@ -169,7 +169,8 @@ struct FilterComparison {
         let fits = column.accepts(
             wire, text: column.isStringLike || column.category == "E" || isJSON || column.isArray || isUUIDText, json: isJSON)
         guard fits else {
-            throw invalid("a \(Self.describe(value)) cannot be compared with column '\(column.name)' (\(column.typeName))")
+            let what = Self.describe(value)
+            throw invalid("\(what == "integer" ? "an" : "a") \(what) cannot be compared with column '\(column.name)' (\(column.typeName))")
         }
     }
 

@@ -62,6 +62,25 @@ extension PostgresAccess {
         operationPath.stream(type, FetchRequest(filter: filter, sort: sort, limit: limit))
     }
 
+    /// The models matching an NSPredicate format string, one at a time as their rows arrive; a format that does not
+    /// parse fails the first iteration.
+    ///
+    /// ```swift
+    /// for try await book in service.stream(BookModel.self, where: "price < %@", 10) { index(book) }
+    /// ```
+    public func stream<Model: EntityConvertible>(
+        _ type: Model.Type, where format: String, _ arguments: (any Encodable & Sendable)?...,
+        sortedBy sort: [SortKey] = [], limit: Int? = nil
+    ) -> ModelStream<Model> {
+        let filter: Filter
+        do {
+            filter = try Filter(format: format, arguments: arguments)
+        } catch {
+            filter = Filter(node: .invalid(StructPostgresError.from(error, sql: nil)))
+        }
+        return stream(type, where: filter, sortedBy: sort, limit: limit)
+    }
+
     /// The models matching a typed filter, one at a time as their rows arrive.
     public func stream<Model: EntityConvertible>(
         _ type: Model.Type, where filter: EntityFilter<Model.Entity>, sortedBy sort: [SortKey] = [], limit: Int? = nil
