@@ -253,7 +253,12 @@ private func count(_ sql: String, _ service: PostgresService) async throws -> In
 
     @Test func anEmptyUpPartSaysSo() async throws {
         try await withCLI(["0001_empty.sql": "-- migrate:up\n\n-- migrate:down\nSELECT 1;"]) { cli, _, _ in
+            // Listed as pending (as a file `migrate new` has just made), refused when applied.
+            let status = try await cli.run("migrate", "status")
+            #expect(status.status == 0, "\(status.errors)")
+            #expect(status.output.contains("empty  pending"), "\(status.output)")
             let up = try await cli.run("migrate", "up")
+            #expect(up.status != 0)
             #expect(up.errors.contains("the up part holds no SQL statement"))
         }
     }

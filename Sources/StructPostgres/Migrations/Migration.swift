@@ -115,10 +115,8 @@ public struct Migration: Sendable, Equatable {
         guard let upSection = sections.first(where: { $0.kind == "up" }) else {
             throw StructPostgresError.refused("no '-- migrate:up' part", file: fileName)
         }
+        // An empty up part (a file `structpg migrate new` has just made) is listed as pending; applying it is refused.
         let up = Part(sql: upSection.lines.joined(separator: "\n"), firstLine: upSection.start, transactional: upSection.transactional)
-        guard !up.statements.isEmpty else {
-            throw StructPostgresError.refused("the up part holds no SQL statement", file: fileName, line: upSection.start)
-        }
         let down = sections.first { $0.kind == "down" }.map {
             Part(sql: $0.lines.joined(separator: "\n"), firstLine: $0.start, transactional: $0.transactional)
         }

@@ -106,6 +106,9 @@ extension Migrator {
             throw StructPostgresError.refused("\(migration.fileName) has no '-- migrate:down' part to roll back with", file: migration.fileName)
         }
         let statements = part.statements
+        if direction == .up, statements.isEmpty {
+            throw StructPostgresError.refused("the up part holds no SQL statement", file: migration.fileName, line: part.firstLine)
+        }
         // A statement ending in a `--` comment gets its `;` on a line of its own, so the text pastes into psql.
         func terminated(_ sql: String) -> String {
             (sql.split(separator: "\n").last?.contains("--") == true) ? sql + "\n;" : sql + ";"
