@@ -72,12 +72,7 @@ extension PostgresAccess {
         _ type: Model.Type, where format: String, _ arguments: (any Encodable & Sendable)?...,
         sortedBy sort: [SortKey] = [], limit: Int? = nil
     ) -> ModelStream<Model> {
-        let filter: Filter
-        do {
-            filter = try Filter(format: format, arguments: arguments)
-        } catch {
-            filter = Filter(node: .invalid(StructPostgresError.from(error, sql: nil)))
-        }
+        let filter = Filter.failingWhenCompiled(format: format, arguments: arguments)
         return stream(type, where: filter, sortedBy: sort, limit: limit)
     }
 

@@ -18,12 +18,7 @@ extension PostgresService {
         _ type: Model.Type, where format: String, _ arguments: (any Encodable & Sendable)?...,
         sortedBy sort: [SortKey] = [], limit: Int? = nil, loading: Loading = .default
     ) -> ModelObservation<Model> {
-        let filter: Filter
-        do {
-            filter = try Filter(format: format, arguments: arguments)
-        } catch {
-            filter = Filter(node: .invalid(StructPostgresError.from(error, sql: nil)))
-        }
+        let filter = Filter.failingWhenCompiled(format: format, arguments: arguments)
         return observe(type, where: filter, sortedBy: sort, limit: limit, loading: loading)
     }
 
