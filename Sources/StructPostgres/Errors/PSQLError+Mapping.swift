@@ -32,7 +32,7 @@ extension StructPostgresError {
             mapped.serverDetail = info[.detail].map(HiddenText.init)
             if state == SQLState.foreignKeyViolation { mapped.foreignKey = info[.detail].flatMap(foreignKeyInDetail) }
             if state == SQLState.uniqueViolation || state == SQLState.foreignKeyViolation, mapped.column == nil {
-                mapped.column = info[.detail].flatMap(keyColumnsInDetail)
+                mapped.column = info[.detail].flatMap(keyInDetail)?.columns
             }
             return mapped
         }
@@ -49,28 +49,20 @@ extension StructPostgresError {
     }
 }
 
-/// `store_code, user_name` from `Key (store_code, user_name)=(…) already exists.`: the columns, never the values.
-func keyColumnsInDetail(_ detail: String) -> String? {
+/// The key a violation's `DETAIL` quotes: `("store_code, user_name", "s, u1")` from
+/// `Key (store_code, user_name)=(s, u1) already exists.` (or `... is not present in table ...`, `... is still
+/// referenced from table ...`), the values as PostgreSQL prints them. Read to name columns and find rows; the values
+/// are never shown.
+func keyInDetail(_ detail: String) -> (columns: String, values: String)? {
     guard detail.hasPrefix("Key ("), let equals = detail.range(of: ")=(") else { return nil }
-    return String(detail[detail.index(detail.startIndex, offsetBy: 5)..<equals.lowerBound])
-}
-
-/// `s, u1` from `Key (store_code, user_name)=(s, u1) already exists.` (or `... is not present in table ...`): the
-/// key's values as PostgreSQL prints them.
-func keyValuesInDetail(_ detail: String) -> String? {
-    guard detail.hasPrefix("Key ("), let equals = detail.range(of: ")=("),
-          let end = detail.range(of: ") already exists.", options: .backwards) ?? detail.range(of: ") is not present in table", options: .backwards),
-          equals.upperBound <= end.lowerBound else { return nil }
-    return String(detail[equals.upperBound..<end.lowerBound])
+    let rest = detail[equals.upperBound...]
+    guard let end = rest.range(of: ") already exists.", options: .backwards) ?? rest.range(of: ") is ") else { return nil }
+    return (String(detail[detail.index(detail.startIndex, offsetBy: 5)..<equals.lowerBound]), String(rest[..<end.lowerBound]))
 }
 
 /// `author_id=5F0C…` from `Key (author_id)=(5F0C…) is not present in table "authors".`
 func foreignKeyInDetail(_ detail: String) -> String? {
-    guard detail.hasPrefix("Key ("), let equals = detail.range(of: ")=(") else { return nil }
-    let columns = detail[detail.index(detail.startIndex, offsetBy: 5)..<equals.lowerBound]
-    let rest = detail[equals.upperBound...]
-    guard let close = rest.range(of: ") is ") else { return nil }
-    return "\(columns)=\(rest[..<close.lowerBound])"
+    keyInDetail(detail).map { "\($0.columns)=\($0.values)" }
 }
 
 /// Data exceptions quote the offending input (`invalid input syntax for type uuid: "..."`): mask it.

@@ -13,13 +13,14 @@ struct EntityWriter: Sendable {
     ///
     /// A batch of more than ``WritePlan/rowsPerStatement`` rows is sent in chunks (callers run them in one
     /// transaction), after merging its repeated keys across the whole batch, as one statement merges them. A table
-    /// with a foreign key to itself is always written with one statement: a row may reference a later one. `inParallel`: nothing else is encoded meanwhile, so a chunk of
-    /// ``ParallelRows/minimum`` rows or more is encoded on more than one thread.
+    /// with a foreign key to itself is always written with one statement: a row may reference a later one.
+    /// `inParallel`: nothing else is encoded meanwhile, so a chunk of ``ParallelRows/minimum`` rows or more is
+    /// encoded on more than one thread.
     func upsert<E: EntityProtocol>(_ entities: [E], inParallel: Bool) async throws -> UpsertResult {
-        guard WritePlan.slices(entities.count), try await !session.describe(E.self).schema.referencesItself else {
-            return try await upsertChunk(entities[...], inParallel: inParallel)
-        }
-        let kept = try BatchColumns.lastOfEachKey(entities, description: try await session.describe(E.self))
+        guard WritePlan.slices(entities.count) else { return try await upsertChunk(entities[...], inParallel: inParallel) }
+        let description = try await session.describe(E.self)
+        guard !description.schema.referencesItself else { return try await upsertChunk(entities[...], inParallel: inParallel) }
+        let kept = try BatchColumns.lastOfEachKey(entities, description: description)
         let unique = kept.count == entities.count ? entities : kept.map { entities[$0] }
         var total = UpsertResult(merged: entities.count - unique.count)
         for chunk in WritePlan.chunks(unique.count) {

@@ -24,8 +24,8 @@ struct ViolatingRow: Sendable {
         case SQLState.notNullViolation?:
             return error.column.flatMap { find(.null(column: $0)) }
         case SQLState.uniqueViolation?, SQLState.foreignKeyViolation?:
-            guard let detail = error.serverDetail?.text, let columns = keyColumnsInDetail(detail),
-                  let printed = keyValuesInDetail(detail) else { return nil }
+            guard let key = error.serverDetail.flatMap({ keyInDetail($0.text) }) else { return nil }
+            let (columns, printed) = key
             let names = columns.components(separatedBy: ", ").map { $0.hasPrefix("\"") ? String($0.dropFirst().dropLast()) : $0 }
             return find(.values(columns: names, printed: printed, last: error.sqlState == SQLState.uniqueViolation))
         default:
