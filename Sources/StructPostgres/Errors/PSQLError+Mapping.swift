@@ -16,24 +16,7 @@ extension StructPostgresError {
             }
             return StructPostgresError(.client, String(describing: error), sql: sql, underlying: UnderlyingError(error))
         }
-        if let info = psql.serverInfo, let state = info[.sqlState] {
-            var message = info[.message] ?? "PostgreSQL error \(state)"
-            if state.hasPrefix("22") && !revealValues { message = maskQuoted(message) }
-            if state == SQLState.inFailedTransaction {
-                message += ": an earlier statement of this transaction failed and its error was caught inside the closure; let it leave the closure (the transaction rolls back), or run the statement that may fail in a nested transaction (`tx.transaction { }`, a savepoint) and catch the error there"
-            }
-            var mapped = StructPostgresError(
-                SQLState.code(for: state), message,
-                sqlState: state, table: info[.tableName], column: info[.columnName],
-                constraint: info[.constraintName], sql: sql)
-            mapped.hint = info[.hint]
-            mapped.position = info[.position].flatMap { Int($0) }
-            if revealValues { mapped.detail = info[.detail] }
-            mapped.serverDetail = info[.detail].map(HiddenText.init)
-            if state == SQLState.foreignKeyViolation { mapped.foreignKey = info[.detail].flatMap(foreignKeyInDetail) }
-            if state == SQLState.uniqueViolation || state == SQLState.foreignKeyViolation, mapped.column == nil {
-                mapped.column = info[.detail].flatMap(keyInDetail)?.columns
-            }
+        if let info = psql.serverInfo, let mapped = ServerFields({ info[$0] }).error(sql: sql, revealValues: revealValues) {
             return mapped
         }
         switch psql.code {
@@ -46,6 +29,50 @@ extension StructPostgresError {
         default:
             return StructPostgresError(.client, "PostgresNIO error \(psql.code)", sql: sql)
         }
+    }
+}
+
+/// The fields of an error PostgreSQL reported, by PostgresNIO's names: read from a `PSQLError`, or from an
+/// `ErrorResponse` the library read itself (see ``ReadyForQueryWatcher``).
+struct ServerFields {
+    let field: (PSQLError.ServerInfo.Field) -> String?
+
+    /// The fields of an `ErrorResponse`'s body, by their code bytes (`C`: SQLSTATE, `M`: message, ...).
+    init(codes: [UInt8: String]) {
+        self.field = { field in Self.codes[field].flatMap { codes[$0] } }
+    }
+
+    init(_ field: @escaping (PSQLError.ServerInfo.Field) -> String?) { self.field = field }
+
+    private static let codes: [PSQLError.ServerInfo.Field: UInt8] = [
+        .localizedSeverity: 0x53, .severity: 0x56, .sqlState: 0x43, .message: 0x4D, .detail: 0x44, .hint: 0x48,
+        .position: 0x50, .locationContext: 0x57, .schemaName: 0x73, .tableName: 0x74, .columnName: 0x63,
+        .dataTypeName: 0x64, .constraintName: 0x6E,
+    ]
+
+    subscript(_ field: PSQLError.ServerInfo.Field) -> String? { self.field(field) }
+
+    /// The error these fields describe, or `nil` without a SQLSTATE.
+    func error(sql: String?, revealValues: Bool) -> StructPostgresError? {
+        guard let state = self[.sqlState] else { return nil }
+        var message = self[.message] ?? "PostgreSQL error \(state)"
+        if state.hasPrefix("22") && !revealValues { message = maskQuoted(message) }
+        if state == SQLState.inFailedTransaction {
+            message += ": an earlier statement of this transaction failed and its error was caught inside the closure; let it leave the closure (the transaction rolls back), or run the statement that may fail in a nested transaction (`tx.transaction { }`, a savepoint) and catch the error there"
+        }
+        var mapped = StructPostgresError(
+            SQLState.code(for: state), message,
+            sqlState: state, table: self[.tableName], column: self[.columnName],
+            constraint: self[.constraintName], sql: sql)
+        mapped.hint = self[.hint]
+        mapped.position = self[.position].flatMap { Int($0) }
+        if revealValues { mapped.detail = self[.detail] }
+        mapped.serverDetail = self[.detail].map(HiddenText.init)
+        if state == SQLState.foreignKeyViolation { mapped.foreignKey = self[.detail].flatMap(foreignKeyInDetail) }
+        if state == SQLState.uniqueViolation || state == SQLState.foreignKeyViolation, mapped.column == nil {
+            mapped.column = self[.detail].flatMap(keyInDetail)?.columns
+        }
+        return mapped
     }
 }
 

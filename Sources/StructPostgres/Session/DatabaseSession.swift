@@ -104,11 +104,11 @@ struct DatabaseSession: Sendable {
         do {
             let result: T
             if statement.runsWhenCancelled {
-                result = try await connection.sendingOnEventLoop(sql: statement.sql) { try await perform(name) }
+                result = try await connection.sendingOnEventLoop(sql: statement.sql) { try await performToTheEnd(statement.sql) { try await perform(name) } }
             } else {
                 result = try await context.telemetry.measureStatement(statement.sql) {
                     try await canceller.cancellable(on: connection) {
-                        try await connection.sendingOnEventLoop(sql: statement.sql) { try await perform(name) }
+                        try await connection.sendingOnEventLoop(sql: statement.sql) { try await performToTheEnd(statement.sql) { try await perform(name) } }
                     }
                 }
             }
@@ -127,6 +127,56 @@ struct DatabaseSession: Sendable {
             context.logger.debug("query failed", metadata: ["error": "\(mapped)"])
             throw mapped
         }
+    }
+
+    /// Runs `perform`, which sends one statement, and returns once the server is ready for the next: a statement
+    /// outside a transaction is committed only then (see ``ReadyForQueryWatcher``). An error raised by that commit
+    /// is thrown as the statement's; a connection lost before it, as an unknown outcome. On the event loop.
+    private func performToTheEnd<T>(_ sql: String, _ perform: () async throws -> T) async throws -> T {
+        let watcher = ReadyForQueryWatcher.of(connection, logger: context.logger)
+        let result = try await perform()
+        let outcome: ReadyForQueryWatcher.Outcome
+        switch watcher?.outcomeOfLastStatement() ?? .now(.unknown) {
+        case .now(let known): outcome = known
+        case .later(let future): outcome = try await future.get()
+        }
+        switch outcome {
+        case .ready:
+            return result
+        case .failedAtCommit(let fields):
+            throw Self.commitFailed(fields, sql: context.logBoundValues ? sql : maskingLiterals(sql), revealValues: context.logBoundValues)
+        case .lost:
+            throw Self.lostBeforeTheEnd(sql: sql)
+        case .unknown:
+            // No watcher (or one that lost track): a second statement is sent only once the first has ended.
+            do {
+                _ = try await connection.query(PostgresQuery(unsafeSQL: ""), logger: context.logger).get()
+            } catch {
+                throw Self.lostBeforeTheEnd(sql: sql)
+            }
+            return result
+        }
+    }
+
+    /// The error PostgreSQL raised after a statement completed, when its implicit transaction committed: a
+    /// deferred constraint, a serialization failure. An error that ends the session instead (the server shutting
+    /// down while it waits for a synchronous standby) leaves the outcome unknown: the commit may have happened.
+    static func commitFailed(_ fields: [UInt8: String], sql: String, revealValues: Bool) -> StructPostgresError {
+        let severity = fields[UInt8(ascii: "V")] ?? fields[UInt8(ascii: "S")] ?? "ERROR"
+        let state = fields[UInt8(ascii: "C")] ?? ""
+        guard severity == "ERROR", !state.hasPrefix("08"), !state.hasPrefix("57"),
+              var error = ServerFields(codes: fields).error(sql: sql, revealValues: revealValues) else {
+            return lostBeforeTheEnd(sql: sql)
+        }
+        error.message += " (raised when the statement's transaction committed: nothing was stored)"
+        return error
+    }
+
+    static func lostBeforeTheEnd(sql: String) -> StructPostgresError {
+        StructPostgresError(
+            .connectionLost,
+            "the connection was lost after the statement ran and before the server confirmed its commit, so whether it was committed is unknown; check before running it again",
+            sql: maskingLiterals(sql))
     }
 
     /// A prepared statement the server session did not have, or had already: the connection goes through a
