@@ -37,7 +37,7 @@ run_pass() {
   rm -f "$events"
   return "$status"
 }
-timed='CancellationTests|ConnectionTests|TLSTests|CoalescedWriteRestartTests|ServerRestartTests'
+timed='CancellationTests|ConnectionTests|TLSTests|CoalescedWriteRestartTests|ServerRestartTests|FailoverTests'
 run_pass 10 "${scratch[@]}" --skip-build --skip "$timed"
 run_pass 5 "${scratch[@]}" --skip-build --filter "$timed" --no-parallel
 if [ -z "${DATABASE_URL:-}" ] && { command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ]; }; then

@@ -103,6 +103,12 @@ public final class LocalPostgresCluster: Sendable {
         try Shell.output(binaries.pgCtl, ["-D", directory + "/data", "-l", directory + "/server.log", "-m", "fast", "-w", "-t", "120", "restart"], as: osUser)
     }
 
+    /// Stops the server at once, as a crash would (`pg_ctl stop -m immediate`: no checkpoint, sessions cut off),
+    /// keeping its files; ``stop()`` still removes them.
+    public func stopImmediately() throws {
+        try Shell.output(binaries.pgCtl, ["-D", directory + "/data", "-m", "immediate", "-w", "stop"], as: osUser)
+    }
+
     /// Stops the server and deletes its directory.
     public func stop() {
         _ = try? Shell.output(binaries.pgCtl, ["-D", directory + "/data", "-m", "fast", "-w", "stop"], as: osUser)

@@ -13,6 +13,8 @@ final class ConnectionRouter: Sendable {
     let attributes: TargetSessionAttributes
     let logger: Logger
     private let chosen: Mutex<Int?>
+    /// A primary was found once: a later search that finds none is a failover in progress, worth waiting for.
+    private let found = Atomic(false)
     private let discovery = Mutex<Task<Int, any Error>?>(nil)
     private let turn = Atomic(0)
     private let health: ReplicaHealth?
@@ -54,6 +56,7 @@ final class ConnectionRouter: Sendable {
         defer { discovery.withLock { if $0 == task { $0 = nil } } }
         let index = try await task.value
         chosen.withLock { $0 = index }
+        found.store(true, ordering: .relaxed)
         return hosts[index]
     }
 
@@ -76,6 +79,27 @@ final class ConnectionRouter: Sendable {
             return chosen != nil
         }
         if forgot { logger.info("looking for the primary again", metadata: ["reason": "\(error.message)"]) }
+        return true
+    }
+
+    /// Whether a search for the primary that failed with `error` is worth repeating: one was found before (a
+    /// failover or switchover is under way), and more than one host is listed or a role is asked for.
+    func awaitsAPrimary(after error: StructPostgresError) -> Bool {
+        (hosts.count > 1 || attributes != .any) && found.load(ordering: .relaxed) && error.code == .connectionLost
+    }
+
+    /// After a write on the primary was refused as read-only (SQLSTATE 25006): whether the host is no longer
+    /// the primary (read-only, in recovery, or unreachable when asked), as in a switchover, and the primary is
+    /// to be looked for again. `false` when the host is still writable: the transaction itself was read-only.
+    func refusedByAFormerPrimary(_ pool: ConnectionPool) async -> Bool {
+        guard hosts.count > 1 || attributes != .any, hosts.contains(where: { $0 === pool }) else { return false }
+        let role = try? await HostRole.read(pool)
+        guard role.map({ !$0.fits(attributes == .any ? .readWrite : attributes) }) ?? true else { return false }
+        let forgot = chosen.withLock { chosen -> Bool in
+            defer { chosen = nil }
+            return chosen != nil
+        }
+        if forgot { logger.info("looking for the primary again", metadata: ["reason": "\(pool.endpoint) refused a write as read-only"]) }
         return true
     }
 

@@ -17,6 +17,9 @@ public enum SQLState {
     public static let adminShutdown = "57P01"
     /// A statement sent after another one of the same transaction failed: PostgreSQL ignores it.
     public static let inFailedTransaction = "25P02"
+    /// A write refused because the transaction is read-only: on a standby, or on a primary set read-only (as a
+    /// planned switchover does before promoting another host).
+    public static let readOnlySQLTransaction = "25006"
 
     static func code(for sqlState: String) -> StructPostgresError.Code {
         switch sqlState {

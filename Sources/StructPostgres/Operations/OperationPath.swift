@@ -28,7 +28,7 @@ public struct OperationPath: Sendable {
             }
             switch operation.kind {
             case .upsert, .delete, .deleteAll:
-                return try await retrying(maxRetries: nil, span) { try await runtime.withSession(span, route(operation), body) }
+                return try await retrying(maxRetries: nil, span) { try await runtime.withSession(span, route(operation), atomic: true, body) }
             default:
                 return try await runtime.withSession(span, route(operation), body)
             }
@@ -67,7 +67,7 @@ public struct OperationPath: Sendable {
     ) async throws -> T {
         if let transaction { return try await transaction.savepoint(body) }
         return try await retrying(maxRetries: options.maxRetries, span) {
-            try await runtime.withSession(span) { session in
+            try await runtime.withSession(span, atomic: true) { session in
                 try await TransactionState.run(on: session, options: options, body)
             }
         }

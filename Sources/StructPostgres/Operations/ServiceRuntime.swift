@@ -65,13 +65,26 @@ final class ServiceRuntime: Sendable {
     /// `span`: the operation's, which notes a wait for a connection.
     ///
     /// A read on a replica that turns out to be down runs again elsewhere; a primary that is gone is looked for
-    /// again among the listed hosts, and a call that never reached it runs again on the new one.
-    func withSession<T>(_ span: OperationSpan? = nil, _ route: Route = .primary, _ body: (DatabaseSession) async throws -> T) async throws -> T {
+    /// again among the listed hosts, and a call that never reached it runs again on the new one. While a failover
+    /// or switchover leaves no host writable, the call waits for one as it would for a connection (up to the
+    /// pool's `acquireTimeout`). `atomic`: `body` writes in one statement or one transaction, so that after a
+    /// write refused by a former primary (SQLSTATE 25006) it runs again on the new one.
+    func withSession<T>(
+        _ span: OperationSpan? = nil, _ route: Route = .primary, atomic: Bool = false, _ body: (DatabaseSession) async throws -> T
+    ) async throws -> T {
         var attempts = 0
+        let patience = ContinuousClock.now + configuration.pool.acquireTimeout
+        func mayWait() -> Bool { ContinuousClock.now < patience && !Task.isCancelled }
         while true {
             attempts += 1
             var sent = false
-            let (pool, replica) = try await pool(for: route)
+            let pool: ConnectionPool, replica: Replica?
+            do {
+                (pool, replica) = try await self.pool(for: route)
+            } catch let error as StructPostgresError where router.awaitsAPrimary(after: error) && mayWait() {
+                try await waitForAPrimary(attempts, error, span)
+                continue
+            }
             do {
                 return try await session(on: pool, span) { session in
                     sent = true
@@ -79,6 +92,11 @@ final class ServiceRuntime: Sendable {
                 }
             } catch let error as StructPostgresError where error.underlying is PreparedStatementRefused && attempts <= 2 {
                 // Nothing ran (the pooler refused the statement before it executed); statements now go unnamed.
+                continue
+            } catch let error as StructPostgresError
+                        where atomic && replica == nil && error.sqlState == SQLState.readOnlySQLTransaction && mayWait() {
+                guard await router.refusedByAFormerPrimary(pool) else { throw error }
+                try await waitForAPrimary(attempts, error, span)
                 continue
             } catch let error as StructPostgresError where ConnectionRouter.meansHostGone(error) && attempts <= router.pools.count {
                 if let replica {
@@ -89,6 +107,17 @@ final class ServiceRuntime: Sendable {
                 }
                 throw error
             }
+        }
+    }
+
+    /// Waits a little (longer after each attempt, up to half a second) before looking for the primary again.
+    private func waitForAPrimary(_ attempt: Int, _ error: StructPostgresError, _ span: OperationSpan?) async throws {
+        logger.debug("waiting for a writable primary", metadata: ["attempt": "\(attempt)", "reason": "\(error.message)"])
+        span?.event("waited for a writable primary", ["structpg.attempt": .int64(Int64(attempt))])
+        do {
+            try await Task.sleep(for: .milliseconds(min(500, 25 << min(attempt, 5))))
+        } catch {
+            throw StructPostgresError.from(error, sql: nil)
         }
     }
 
