@@ -131,6 +131,68 @@ struct PgBouncerTests {
         }
     }
 
+    /// The URL of `settings` as a user writes it: no `pool_mode`, password included (for a subprocess).
+    private static func url(_ settings: ConnectionSettings) -> String {
+        "postgres://\(settings.user):\(settings.password ?? "")@\(settings.host):\(settings.port)/\(settings.database)?sslmode=disable"
+    }
+
+    /// `structpg migrate up` in fresh processes through the pooler with the defaults (no `pool_mode`): each process
+    /// names its statements from the start, as the one before did on the same server sessions.
+    @Test func migrationsThroughThePoolerWithTheDefaultsApplyInEveryFreshProcess() async throws {
+        let files = try MigrationFiles([
+            "0001_tallies.sql": "-- migrate:up\nCREATE TABLE tallies (uuid uuid PRIMARY KEY, count integer NOT NULL);\n",
+            "0002_note.sql": "-- migrate:up\nALTER TABLE tallies ADD COLUMN note text;\n",
+        ])
+        defer { files.remove() }
+        try await withPooler(poolSize: 2) { direct, pooled in
+            let cli = CLI(databaseURL: Self.url(pooled), migrations: files.directory)
+            let first = try await cli.run("migrate", "up")
+            #expect(first.status == 0, "\(first.errors)")
+            for version in 3...7 {
+                try files.write(String(format: "%04d_step.sql", version), "-- migrate:up\nALTER TABLE tallies ADD COLUMN c\(version) integer;\n")
+                if version == 5 {
+                    // Two racing processes, then one alone.
+                    async let a = cli.run("migrate", "up")
+                    async let b = cli.run("migrate", "up")
+                    let (ra, rb) = try await (a, b)
+                    #expect(ra.status == 0 && rb.status == 0, "\(ra.errors) \(rb.errors)")
+                } else {
+                    let run = try await cli.run("migrate", "up")
+                    #expect(run.status == 0, "version \(version): \(run.errors)")
+                }
+            }
+            try await Self.service(direct) { service in
+                let history = try await service.query("SELECT version, count(*)::int8 FROM structpg_migrations WHERE state = 'applied' GROUP BY version ORDER BY version")
+                #expect(try history.map { try $0.decode((Int64, Int64).self) }.map { [$0.0, $0.1] } == (1...7).map { [Int64($0), 1] })
+            }
+        }
+    }
+
+    /// Observing through the pooler with the defaults: `LISTEN` would succeed on a server session the pooler hands
+    /// to others, and no change would ever arrive. It is refused by name instead.
+    @Test func observingThroughThePoolerWithTheDefaultsIsRefusedByName() async throws {
+        try await withPooler(poolSize: 2) { direct, pooled in
+            try await Self.service(direct) { service in
+                try await service.execute(unsafeSQL: "CREATE TABLE tallies (uuid uuid PRIMARY KEY, count integer NOT NULL)")
+                try await service.installChangeNotifications(on: ["tallies"])
+            }
+            try await Self.service(pooled) { service in
+                let error = await #expect(throws: StructPostgresError.self) {
+                    for try await _ in service.observe(Tally.self) { break }
+                }
+                #expect(error?.code == .invalidConfiguration)
+                #expect(error?.message.contains("listenerConnection") == true, "\(error.map { "\($0)" } ?? "")")
+            }
+            // Directly, the same check lets the observer through.
+            try await Self.service(direct) { service in
+                var results = service.observe(Tally.self).makeAsyncIterator()
+                #expect(try await results.next()?.isEmpty == true)
+                try await service.update(entities: [Tally(uuid: UUID(), count: 1)])
+                #expect(try await results.next()?.count == 1)
+            }
+        }
+    }
+
     @Test func observingThroughThePoolerNeedsTheListenerConnectionAndWorksWithIt() async throws {
         try await withPooler { direct, pooled in
             try await Self.service(direct) { service in

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import PostgresNIO
 import Synchronization
@@ -38,11 +39,19 @@ final class ChangeListener: Sendable {
 
     private let state = Mutex(State())
     private let connect: @Sendable () async throws -> PostgresConnection
+    /// Sends a notification on a channel from another session than the listening one.
+    private let notify: @Sendable (String) async throws -> Void
     private let reconnectPatience: Duration
     private let logger: Logger
+    /// How long a new listening connection waits for its own test notification, at each of two tries.
+    static let deliveryPatience: [Duration] = [.seconds(1), .seconds(4)]
 
-    init(reconnectPatience: Duration, logger: Logger, connect: @escaping @Sendable () async throws -> PostgresConnection) {
+    init(
+        reconnectPatience: Duration, logger: Logger, connect: @escaping @Sendable () async throws -> PostgresConnection,
+        notify: @escaping @Sendable (String) async throws -> Void
+    ) {
         self.connect = connect
+        self.notify = notify
         self.reconnectPatience = reconnectPatience
         self.logger = logger
     }
@@ -113,6 +122,12 @@ final class ChangeListener: Sendable {
     private func open() async throws -> PostgresConnection {
         do {
             let connection = try await connect()
+            do {
+                try await checkDelivery(to: connection)
+            } catch {
+                try? await connection.close().get()
+                throw error
+            }
             state.withLock { state in
                 state.connection = connection
                 state.connecting = nil
@@ -123,6 +138,34 @@ final class ChangeListener: Sendable {
             state.withLock { $0.connecting = nil }
             throw error
         }
+    }
+
+    /// Checks that a notification sent from another session reaches `connection`: behind a pooler in transaction
+    /// mode (PgBouncer), `LISTEN` succeeds on a server session that the pooler then hands to other clients, and
+    /// every notification is lost without an error. Such a connection is refused by name instead.
+    private func checkDelivery(to connection: PostgresConnection) async throws {
+        let channel = "structpg_probe_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        for patience in Self.deliveryPatience {
+            let delivered = try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    try await connection.listen(on: channel) { notifications in
+                        try await self.notify(channel)
+                        for try await _ in notifications { return true }
+                        return false
+                    }
+                }
+                group.addTask {
+                    try await Task.sleep(for: patience)
+                    return false
+                }
+                defer { group.cancelAll() }
+                return try await group.next() ?? false
+            }
+            if delivered { return }
+        }
+        throw StructPostgresError(
+            .invalidConfiguration,
+            "observing needs LISTEN on a session of its own, but a notification sent to the server did not reach the listening connection within \(Self.deliveryPatience.reduce(.zero, +)) (a pooler in transaction mode, such as PgBouncer, in between?): set Configuration.listenerConnection to the server's own address")
     }
 
     /// Starts listening on `channel`, unless that is done on `connection` already; returns once it is confirmed.

@@ -31,8 +31,14 @@ extension Migrator {
 
     /// A connection of its own, opened directly (so a wrong password or an unreachable server fails at once)
     /// and closed afterwards.
+    /// Its statements are never prepared: migrations run rarely, and behind a pooler in transaction mode a name
+    /// prepared by another process on the same server session (42P05) would fail a migration's transaction.
     private func withDedicatedSession<T>(_ body: (DatabaseSession) async throws -> T) async throws -> T {
-        try await service.runtime.withDedicatedSession(body)
+        try await service.runtime.withDedicatedSession { session in
+            var unnamed = session
+            unnamed.namesStatements = false
+            return try await body(unnamed)
+        }
     }
 
     /// Runs `body` holding the migration lock: a transaction-scoped advisory lock, taken in a transaction left open

@@ -22,7 +22,8 @@ final class ServiceRuntime: Sendable {
         self.telemetry = telemetry
         let router = try ConnectionRouter(configuration: configuration, telemetry: telemetry)
         self.router = router
-        sessions = SessionContext(configuration: configuration, telemetry: telemetry)
+        let sessions = SessionContext(configuration: configuration, telemetry: telemetry)
+        self.sessions = sessions
         upserts = UpsertCache(catalog: sessions.catalog)
         coalescer = WriteCoalescer(configured: configuration.coalescing)
         defaultLoading = configuration.defaultLoading
@@ -37,6 +38,15 @@ final class ServiceRuntime: Sendable {
             }
             let pool = try await router.primary()
             return try await pool.settings.connect(timeout: pool.connectTimeout, logger: pool.logger)
+        } notify: { channel in
+            let pool = try await router.primary()
+            try await pool.withConnection { connection in
+                var statement = Statement(sql: "SELECT pg_notify($1, '')")
+                statement.append(.text(channel))
+                var session = DatabaseSession(connection: connection, context: sessions, canceller: pool.canceller)
+                session.namesStatements = false
+                _ = try await session.run(statement)
+            }
         }
     }
 

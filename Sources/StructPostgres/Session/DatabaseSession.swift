@@ -16,6 +16,9 @@ struct DatabaseSession: Sendable {
     let context: SessionContext
     /// Stops the statement of a cancelled task (its pool's: it knows the host).
     let canceller: StatementCanceller
+    /// Statements with parameters are prepared under a name (see ``PreparedStatementRegistry``); `false`: sent
+    /// unnamed.
+    var namesStatements = true
 
     /// Sends `statement` and reads all its rows.
     func run(_ statement: Statement) async throws -> [PostgresRow] {
@@ -98,7 +101,7 @@ struct DatabaseSession: Sendable {
             context.logger.debug("query", metadata: metadata)
         }
         let start = context.queryObserver == nil ? nil : ContinuousClock.now
-        let prepares = prepared && context.preparesStatements && !statement.types.isEmpty && !statement.plannedPerExecution
+        let prepares = prepared && namesStatements && context.preparesStatements && !statement.types.isEmpty && !statement.plannedPerExecution
         let key = prepares ? statement.preparedKey ?? PreparedStatementRegistry.Key(sql: statement.sql, types: statement.types) : nil
         let name = key.flatMap { context.preparedStatements.name(for: $0) }
         do {
