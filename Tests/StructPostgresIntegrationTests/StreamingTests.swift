@@ -107,6 +107,62 @@ func peakMemoryMB() -> Double {
         try await database.drop()
     }
 
+    /// Canary of the PostgresNIO defect that `withConnection`'s documentation warns of: a connection lost while
+    /// rows are read through PostgresNIO's own row sequence (as a raw connection reads them) traps the process
+    /// (`RowStreamStateMachine`, PostgresNIO 1.33.2). Run in a child process. When this test fails, PostgresNIO no
+    /// longer traps: the warning, and the library's own way of reading streams (`CursorReader`), can be revisited.
+    @Test func aRawConnectionsRowSequenceStillTrapsWhenItsConnectionIsLost() async throws {
+        let database = try await TestDatabase.create()
+        do {
+            let configuration = PostgresService.Configuration(connection: database.settings, pool: PoolOptions(maxConnections: 1))
+            try await PostgresService.withService(configuration: configuration) { service in
+                try await service.execute(unsafeSQL: ddl)
+                try await fill(50_000, service)
+            }
+            var outcomes: [String] = []
+            for _ in 1...2 {
+                let result = try await CLI.run(
+                    ["driver-row-sequence"], environment: ["DATABASE_URL": database.url, "SWIFT_BACKTRACE": "enable=no"],
+                    binary: CLI.product("StructPostgresFaultProbe"))
+                outcomes.append(result.output.contains("outcome:") ? String(result.output.prefix(120)) : "crashed (\(result.status))")
+            }
+            #expect(outcomes.contains { $0.hasPrefix("crashed") }, "PostgresNIO no longer traps: \(outcomes)")
+        } catch {
+            try? await database.drop()
+            throw error
+        }
+        try await database.drop()
+    }
+
+    /// A loop left early gives the stream's connection back as it ends, not once the batch on its way has arrived:
+    /// here rows come slowly (a view that sleeps half a millisecond per row), so the second batch (thousands of rows)
+    /// would hold the connection for seconds.
+    @Test func aStreamLeftEarlyGivesItsConnectionBackAsTheLoopEnds() async throws {
+        let slowView = """
+            ALTER TABLE events RENAME TO events_stored;
+            CREATE VIEW events AS SELECT uuid, seq, payload || left(pg_sleep(0.0005)::text, 0) AS payload FROM events_stored
+            """
+        try await withTables(ddl, pool: PoolOptions(maxConnections: 1)) { service, _ in
+            try await fill(20_000, service)
+            try await service.execute(unsafeSQL: slowView)
+            for take in [1, 200] {
+                var seen = 0
+                for try await _ in service.stream(Event.self) {
+                    seen += 1
+                    if seen == take { break }
+                }
+                let ended = ContinuousClock.now
+                while service.connectionsInUse > 0, ContinuousClock.now - ended < .seconds(10) {
+                    try await Task.sleep(for: .milliseconds(1))
+                }
+                let waited = ContinuousClock.now - ended
+                #expect(waited < .seconds(1), "left after \(take) rows: the connection came back after \(waited)")
+                // The next call gets the only connection.
+                #expect(try await service.count(Event.self, where: "seq <= 10") == 10)
+            }
+        }
+    }
+
     @Test func aBadFilterFailsTheFirstIteration() async throws {
         try await withTables(ddl) { service, _ in
             let error = await #expect(throws: StructPostgresError.self) {

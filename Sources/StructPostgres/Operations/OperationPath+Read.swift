@@ -58,6 +58,9 @@ extension OperationPath {
             if Task.isCancelled { throw CancellationError() }
             throw StructPostgresError(.connectionLost, "the stream's connection closed before the query started")
         }
-        return OpenCursor(reader: reader) { released.signal() }
+        return OpenCursor(reader: reader) {
+            reader.abandon()
+            released.signal()
+        }
     }
 }

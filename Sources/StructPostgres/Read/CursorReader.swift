@@ -1,4 +1,5 @@
 import PostgresNIO
+import Synchronization
 
 /// Reads a server-side cursor in batches, each a complete result of `FETCH n`, while the caller decodes one row
 /// at a time; the next batch is on its way while the current one is decoded.
@@ -24,6 +25,12 @@ final class CursorReader: @unchecked Sendable {
     private var row = 0
     /// The batch on its way, and how many rows it asked for.
     private var pending: (cells: EventLoopFuture<ResultCells>, requested: Int)?
+    /// Whether the pending batch has arrived (set on the event loop, read by ``abandon()``).
+    private let pendingArrived = ArrivalFlag()
+
+    private final class ArrivalFlag: Sendable {
+        let arrived = Atomic(true)
+    }
 
     /// Starts reading the cursor `name` declared on `session`'s connection.
     init(session: DatabaseSession, name: String, layout: RowLayout, ensureUsable: @escaping @Sendable () throws -> Void = {}) {
@@ -60,7 +67,17 @@ final class CursorReader: @unchecked Sendable {
         } catch {
             cells = connection.eventLoop.makeFailedFuture(error)
         }
+        pendingArrived.arrived.store(false, ordering: .relaxed)
+        cells.whenComplete { [pendingArrived] _ in pendingArrived.arrived.store(true, ordering: .relaxed) }
         pending = (cells, rows)
+    }
+
+    /// The stream ends before its last row, on a connection of its own: a batch still on its way would keep the
+    /// connection until all its rows have arrived (up to ``batchBytes``, and the server may still be producing
+    /// them), so the connection is closed instead and the pool opens another when needed.
+    func abandon() {
+        guard pending != nil, !pendingArrived.arrived.load(ordering: .relaxed) else { return }
+        session.connection.close().whenComplete { _ in }
     }
 
     /// Waits for a batch; a cancelled task cancels it on the server and closes the connection.

@@ -95,6 +95,21 @@ public final class PostgresService: PostgresAccess, Service {
     }
 
     /// Leases a connection for `body`; the connection must not escape it.
+    ///
+    /// The connection is PostgresNIO's own, without the library's guards. Two faults of PostgresNIO 1.33.2 then
+    /// reach you:
+    /// - A connection lost while you iterate a query's rows (`for try await row in try await connection.query(...)`)
+    ///   stops the process (a trap in PostgresNIO's `RowStreamStateMachine`). Take all rows at once (the
+    ///   future-returning form below), or read through the service (``query(_:)``, `fetch`, `stream`).
+    /// - A statement outside a transaction is reported done before PostgreSQL has committed it: an error of the
+    ///   commit (a deferred constraint, a synchronous standby lost) is dropped. Write through the service, or
+    ///   between your own `BEGIN` and `COMMIT`.
+    ///
+    /// ```swift
+    /// let rows = try await service.withConnection { connection in
+    ///     try await connection.query("SELECT uuid FROM books", logger: logger).get().rows
+    /// }
+    /// ```
     public func withConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         try await runtime.router.primary().withConnection(body)
     }
