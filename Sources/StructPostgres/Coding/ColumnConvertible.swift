@@ -18,7 +18,8 @@ extension UUID: ColumnConvertible {
     static var wireType: WireType { .uuid }
 }
 extension String: ColumnConvertible {
-    var columnValue: ColumnValue { .text(self) }
+    /// Composed (``NFC``), as every string the library stores or binds.
+    var columnValue: ColumnValue { .text(NFC.normalize(self)) }
     static var wireType: WireType { .text }
 }
 extension Bool: ColumnConvertible {

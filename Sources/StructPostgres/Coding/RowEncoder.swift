@@ -105,7 +105,7 @@ struct RowEncoder {
     static func columnValue<T: Encodable>(of value: T, property: String) throws -> ColumnValue {
         // The common leaves first, without a protocol cast (a conformance lookup per value).
         if T.self == UUID.self { return .uuid(unsafeBitCast(value, to: UUID.self)) }
-        if T.self == String.self { return .text(unsafeBitCast(value, to: String.self)) }
+        if T.self == String.self { return .text(NFC.normalize(unsafeBitCast(value, to: String.self))) }
         if T.self == Date.self { return .timestamptz(unsafeBitCast(value, to: Date.self)) }
         if let encoded = value as? EncodedValue { return encoded.value }
         if let captured = value as? PredicateValue { return try columnValue(of: captured.value, property: property) }
@@ -137,7 +137,7 @@ struct RowEncoder {
         let text = String(decoding: data, as: UTF8.self)
         switch data.first {
         case UInt8(ascii: "{"), UInt8(ascii: "["): return .jsonb(text)
-        case UInt8(ascii: "\""): return .text(try JSONDecoder().decode(String.self, from: data))
+        case UInt8(ascii: "\""): return .text(NFC.normalize(try JSONDecoder().decode(String.self, from: data)))
         case UInt8(ascii: "n"): return .null
         case UInt8(ascii: "t"), UInt8(ascii: "f"): return .bool(text == "true")
         default:
@@ -245,7 +245,7 @@ private struct RowContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
 
     mutating func encodeNil(forKey key: Key) throws { try encoder.append(key, .null) }
     mutating func encode(_ value: Bool, forKey key: Key) throws { try encoder.append(key, .bool(value)) }
-    mutating func encode(_ value: String, forKey key: Key) throws { try encoder.append(key, .text(value)) }
+    mutating func encode(_ value: String, forKey key: Key) throws { try encoder.append(key, .text(NFC.normalize(value))) }
     mutating func encode(_ value: Double, forKey key: Key) throws { try encoder.append(key, .float8(value)) }
     mutating func encode(_ value: Float, forKey key: Key) throws { try encoder.append(key, .float4(value)) }
     mutating func encode(_ value: Int, forKey key: Key) throws { try encoder.append(key, value.columnValue) }
