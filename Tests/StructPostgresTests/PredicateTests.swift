@@ -46,14 +46,14 @@ private func render(_ filter: Filter) throws -> (sql: String, values: [ColumnVal
         ("title == nil", #"b."title" IS NULL"#), ("title == NULL", #"b."title" IS NULL"#), ("title != nil", #"b."title" IS NOT NULL"#),
         ("price < nil", "FALSE"), ("TRUEPREDICATE", "TRUE"), ("FALSEPREDICATE", "FALSE"), ("NOT TRUEPREDICATE", "FALSE"),
         ("title ==[c] 'dune'", #"lower(b."title") = lower($1)"#), ("title !=[c] 'dune'", #"lower(b."title") IS DISTINCT FROM lower($1)"#),
-        ("title BEGINSWITH 'Du'", #"b."title" LIKE $1"#), ("title ENDSWITH[c] 'ne'", #"b."title" ILIKE $1"#),
-        ("title CONTAINS 'un'", #"b."title" LIKE $1"#), ("title LIKE[c] 'D*n?'", #"b."title" ILIKE $1"#),
+        ("title BEGINSWITH 'Du'", #"(b."title" LIKE $1 AND b."title" ~ $2)"#), ("title ENDSWITH[c] 'ne'", #"(b."title" ILIKE $1 AND b."title" ~* $2)"#),
+        ("title CONTAINS 'un'", #"(b."title" LIKE $1 AND b."title" ~ $2)"#), ("title LIKE[c] 'D*n?'", #"b."title" ILIKE $1"#),
         ("price BETWEEN {1, 5}", #"b."price" BETWEEN $1 AND $2"#),
         ("pages IN {1, 2, 3}", #"b."pages" = ANY($1::int8[])"#),
         ("NOT pages IN {1, 2}", #"(b."pages" = ANY($1::int8[])) IS NOT TRUE"#),
         ("pages NOT IN {1, 2}", #"(b."pages" = ANY($1::int8[])) IS NOT TRUE"#),
         ("NOT title == 'x'", #"b."title" IS DISTINCT FROM $1"#), ("!(price > 3)", #"(b."price" > $1) IS NOT TRUE"#),
-        ("NOT title CONTAINS 'x'", #"(b."title" LIKE $1) IS NOT TRUE"#),
+        ("NOT title CONTAINS 'x'", #"((b."title" LIKE $1 AND b."title" ~ $2)) IS NOT TRUE"#),
         ("price > 1 AND price < 5 OR pages == 3", #"((b."price" > $1 AND b."price" < $2) OR b."pages" = $3)"#),
         ("price > 1 && (price < 5 || pages == 3)", #"(b."price" > $1 AND (b."price" < $2 OR b."pages" = $3))"#),
         ("NOT (price > 1 AND title == 'x')", #"((b."price" > $1) IS NOT TRUE OR b."title" IS DISTINCT FROM $2)"#),
@@ -72,9 +72,9 @@ private func render(_ filter: Filter) throws -> (sql: String, values: [ColumnVal
         #expect(try render("title == \"Du\\\"ne\"").values == [.text("Du\"ne")])
         #expect(try render("price > -2.5e1").values == [.float8(-25)])
         #expect(try render("pages == 3").values == [.int8(3)])
-        #expect(try render("title BEGINSWITH '50%_'").values == [.text(#"50\%\_%"#)])
-        #expect(try render("title ENDSWITH 'ne'").values == [.text("%ne")])
-        #expect(try render("title CONTAINS 'u'").values == [.text("%u%")])
+        #expect(try render("title BEGINSWITH '50%_'").values.first == .text(#"50\%\_%"#))
+        #expect(try render("title ENDSWITH 'ne'").values.first == .text("%ne"))
+        #expect(try render("title CONTAINS 'u'").values.first == .text("%u%"))
         #expect(try render("title LIKE 'D*n?'").values == [.text("D%n_")])
         #expect(try render("title LIKE '50%*'").values == [.text(#"50\%%"#)])
         #expect(try render("price BETWEEN {1, 5.5}").values == [.int8(1), .float8(5.5)])

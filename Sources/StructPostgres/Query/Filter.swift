@@ -30,7 +30,8 @@ public struct Filter: Sendable {
     /// A comparison of a key with a value.
     public enum Operator: String, Sendable {
         case equal, notEqual, less, lessOrEqual, greater, greaterOrEqual
-        /// String operators; `like` takes NSPredicate's wildcards `*` and `?`.
+        /// String operators; `like` takes NSPredicate's wildcards `*` and `?`. `beginsWith`, `endsWith` and `contains`
+        /// match whole Characters, as Swift's `String` does; `like` and `matches` match code points.
         case beginsWith, endsWith, contains, like
         /// A regular expression that the whole string matches, as NSPredicate's `MATCHES` (PostgreSQL's `~`
         /// with the pattern anchored at both ends; its syntax is POSIX with Perl's extensions, close to ICU's).

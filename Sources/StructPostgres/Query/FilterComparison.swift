@@ -31,7 +31,7 @@ struct FilterComparison {
             guard operand.column.isStringLike, case .text(let text) = encoded else {
                 throw invalid("\(op.rawValue) needs a text column and a string; column '\(operand.column.name)' is \(operand.column.typeName)")
             }
-            let condition: String
+            var condition: String
             if op == .matches {
                 // Anchored as a whole: a pattern that closes more groups than it opens would escape the anchors.
                 guard Self.parenthesesBalance(text) else {
@@ -42,6 +42,11 @@ struct FilterComparison {
             } else {
                 let parameter = statement.bind(.text(Self.pattern(for: op, text)))
                 condition = "\(operand.sql) \(options.caseInsensitive ? "ILIKE" : "LIKE") \(parameter)"
+                if op != .like, let boundary = try characterBoundary(op, text) {
+                    // LIKE finds the code points (and keeps an index usable); the expression holds them to whole Characters.
+                    let expression = statement.bind(.text(boundary))
+                    condition = "(\(condition) AND \(operand.sql) \(options.caseInsensitive ? "~*" : "~") \(expression))"
+                }
             }
             return negated ? "(\(condition)) IS NOT TRUE" : condition
         }
@@ -58,6 +63,18 @@ struct FilterComparison {
             let symbols: [Filter.Operator: String] = [.less: "<", .lessOrEqual: "<=", .greater: ">", .greaterOrEqual: ">="]
             let condition = "\(subject) \(symbols[op]!) \(parameter)"
             return negated ? "(\(condition)) IS NOT TRUE" : condition
+        }
+    }
+
+    /// The expression that holds a BEGINSWITH, CONTAINS or ENDSWITH match to whole Characters (``CharacterBoundary``).
+    private func characterBoundary(_ op: Filter.Operator, _ text: String) throws -> String? {
+        do throws(CharacterBoundary.Refusal) {
+            return try CharacterBoundary.pattern(op, text)
+        } catch {
+            throw StructPostgresError(
+                .unsupportedPredicate,
+                "filter on '\(key)': \(op.rawValue) cannot match the string at whole Characters, as Swift does, because \(error.reason); PostgreSQL cannot tell where such a Character ends in the stored text, so nothing is filtered in the client",
+                entity: operand.description.entity, table: operand.description.schema.table, column: operand.column.name, property: key)
         }
     }
 

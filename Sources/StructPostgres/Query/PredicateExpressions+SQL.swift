@@ -22,6 +22,10 @@ extension PredicateExpressions.KeyPath: CompilablePredicateExpression {
             // A property of a stored value (`$0.uuid.uuidString`), not of a related model: the value has no columns.
             let value = Root.Output.self
             guard case .key(let path) = base, !(value is any EntityProtocol.Type || value is any EntityConvertible.Type) else { throw error }
+            if (keyPath as AnyKeyPath) == (\String.count as AnyKeyPath) {
+                throw PredicateCompiler.unsupported(
+                    self, why: "'\(path).count' counts Characters (grapheme clusters), which PostgreSQL cannot count: its length() counts code points, and the two differ for 'e\\u{301}' or '👍🏽'")
+            }
             throw PredicateCompiler.unsupported(
                 self, why: "'\(path)' holds a \(value), and a property computed from that value (or one of its fields) is not a column; compare '\(path)' itself")
         }
