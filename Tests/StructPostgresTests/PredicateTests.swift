@@ -41,8 +41,8 @@ private func render(_ filter: Filter) throws -> (sql: String, values: [ColumnVal
         ("title == 'Dune'", #"b."title" = $1"#), ("title = 'Dune'", #"b."title" = $1"#),
         ("title != 'Dune'", #"b."title" IS DISTINCT FROM $1"#), ("title <> 'Dune'", #"b."title" IS DISTINCT FROM $1"#),
         ("price < 10", #"b."price" < $1"#), ("price <= 10", #"b."price" <= $1"#), ("price =< 10", #"b."price" <= $1"#),
-        ("price > 10", #"b."price" > $1"#), ("price >= 10", #"b."price" >= $1"#), ("price => 10", #"b."price" >= $1"#),
-        ("10 < price", #"b."price" > $1"#), ("10 >= price", #"b."price" <= $1"#),
+        ("price > 10", #"(b."price" > $1 AND b."price" <> 'NaN')"#), ("price >= 10", #"(b."price" >= $1 AND b."price" <> 'NaN')"#), ("price => 10", #"(b."price" >= $1 AND b."price" <> 'NaN')"#),
+        ("10 < price", #"(b."price" > $1 AND b."price" <> 'NaN')"#), ("10 >= price", #"b."price" <= $1"#),
         ("title == nil", #"b."title" IS NULL"#), ("title == NULL", #"b."title" IS NULL"#), ("title != nil", #"b."title" IS NOT NULL"#),
         ("price < nil", "FALSE"), ("TRUEPREDICATE", "TRUE"), ("FALSEPREDICATE", "FALSE"), ("NOT TRUEPREDICATE", "FALSE"),
         ("title ==[c] 'dune'", #"lower(b."title") = lower($1)"#), ("title !=[c] 'dune'", #"lower(b."title") IS DISTINCT FROM lower($1)"#),
@@ -52,13 +52,13 @@ private func render(_ filter: Filter) throws -> (sql: String, values: [ColumnVal
         ("pages IN {1, 2, 3}", #"b."pages" = ANY($1::int8[])"#),
         ("NOT pages IN {1, 2}", #"(b."pages" = ANY($1::int8[])) IS NOT TRUE"#),
         ("pages NOT IN {1, 2}", #"(b."pages" = ANY($1::int8[])) IS NOT TRUE"#),
-        ("NOT title == 'x'", #"b."title" IS DISTINCT FROM $1"#), ("!(price > 3)", #"(b."price" > $1) IS NOT TRUE"#),
+        ("NOT title == 'x'", #"b."title" IS DISTINCT FROM $1"#), ("!(price > 3)", #"((b."price" > $1 AND b."price" <> 'NaN')) IS NOT TRUE"#),
         ("NOT title CONTAINS 'x'", #"((b."title" LIKE $1 AND b."title" ~ $2)) IS NOT TRUE"#),
-        ("price > 1 AND price < 5 OR pages == 3", #"((b."price" > $1 AND b."price" < $2) OR b."pages" = $3)"#),
-        ("price > 1 && (price < 5 || pages == 3)", #"(b."price" > $1 AND (b."price" < $2 OR b."pages" = $3))"#),
-        ("NOT (price > 1 AND title == 'x')", #"((b."price" > $1) IS NOT TRUE OR b."title" IS DISTINCT FROM $2)"#),
+        ("price > 1 AND price < 5 OR pages == 3", #"(((b."price" > $1 AND b."price" <> 'NaN') AND b."price" < $2) OR b."pages" = $3)"#),
+        ("price > 1 && (price < 5 || pages == 3)", #"((b."price" > $1 AND b."price" <> 'NaN') AND (b."price" < $2 OR b."pages" = $3))"#),
+        ("NOT (price > 1 AND title == 'x')", #"(((b."price" > $1 AND b."price" <> 'NaN')) IS NOT TRUE OR b."title" IS DISTINCT FROM $2)"#),
         ("publishedAt == nil", #"b."published_at" IS NULL"#), ("published_at != nil", #"b."published_at" IS NOT NULL"#),
-        ("price > -2.5e1", #"b."price" > $1"#),
+        ("price > -2.5e1", #"(b."price" > $1 AND b."price" <> 'NaN')"#), ("pages > 3", #"b."pages" > $1"#),
         ("NOT title IN {nil, 'x'}", #"((b."title" = ANY($1::text[]) OR b."title" IS NULL)) IS NOT TRUE"#),
         ("title IN {nil}", #"(b."title" = ANY($1::text[]) OR b."title" IS NULL)"#),
         ("title <[c] 'M'", #"lower(b."title") < lower($1)"#),
@@ -78,6 +78,29 @@ private func render(_ filter: Filter) throws -> (sql: String, values: [ColumnVal
         #expect(try render("title LIKE 'D*n?'").values == [.text("D%n_")])
         #expect(try render("title LIKE '50%*'").values == [.text(#"50\%%"#)])
         #expect(try render("price BETWEEN {1, 5.5}").values == [.int8(1), .float8(5.5)])
+    }
+
+    /// NaN compares as in Swift (IEEE 754): it equals nothing, not even itself, and orders with nothing; and a row
+    /// holding NaN is not greater than a number, as PostgreSQL would have it.
+    @Test func nanComparesAsInSwift() throws {
+        let nan = Double.nan
+        #expect(try render("price == %@", nan).sql == "FALSE")
+        #expect(try render("price != %@", nan).sql == "TRUE")
+        #expect(try render("NOT price == %@", nan).sql == "TRUE")
+        #expect(try render("NOT price != %@", nan).sql == "FALSE")
+        for op in ["<", "<=", ">", ">="] {
+            #expect(try render("price \(op) %@", nan).sql == "FALSE", "\(op)")
+            #expect(try render("NOT price \(op) %@", nan).sql == "TRUE", "\(op)")
+            #expect(try render("price \(op) %@", Float.nan).sql == "FALSE", "\(op)")
+        }
+        #expect(try render("price BETWEEN %@", [1, nan]).sql == "FALSE")
+        #expect(try render("NOT price BETWEEN %@", [nan, 1]).sql == "TRUE")
+        let listed = try render("price IN %@", [nan, 1.5])
+        #expect(listed.sql == #"b."price" = ANY($1::float8[])"#)
+        guard case .array(let elements, _) = listed.values.first else { Issue.record("no array bound"); return }
+        #expect(elements == [.float8(1.5)], "NaN is in no list")
+        #expect(try render("price < %@", 2.0).sql == #"b."price" < $1"#, "NaN is not less than a number in PostgreSQL either")
+        #expect(try render("price > %@", -Double.infinity).sql == #"(b."price" > $1 AND b."price" <> 'NaN')"#)
     }
 
     @Test func substitutions() throws {

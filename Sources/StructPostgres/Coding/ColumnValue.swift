@@ -65,6 +65,15 @@ enum ColumnValue: Hashable, Sendable {
         return false
     }
 
+    /// Whether the value is a floating-point NaN, which compares with nothing (IEEE 754, as Swift).
+    var isNaN: Bool {
+        switch self {
+        case .float8(let double): double.isNaN
+        case .float4(let float): float.isNaN
+        default: false
+        }
+    }
+
     var isNull: Bool {
         if case .null = self { return true }
         return false

@@ -51,6 +51,11 @@ struct FilterComparison {
             return negated ? "(\(condition)) IS NOT TRUE" : condition
         }
         try check(encoded)
+        if encoded.isNaN {
+            // IEEE 754, as Swift: NaN equals nothing and orders with nothing (PostgreSQL puts it above every number,
+            // equal to itself), so only != holds.
+            return (op == .notEqual) != negated ? "TRUE" : "FALSE"
+        }
         var parameter = cast(statement.bind(encoded), encoded.wireType)
         if options.caseInsensitive {
             guard operand.column.isStringLike else { throw invalid("[c] needs a text column; column '\(operand.column.name)' is \(operand.column.typeName)") }
@@ -61,10 +66,17 @@ struct FilterComparison {
         case (.equal, true), (.notEqual, false): return "\(subject) IS DISTINCT FROM \(parameter)"
         default:
             let symbols: [Filter.Operator: String] = [.less: "<", .lessOrEqual: "<=", .greater: ">", .greaterOrEqual: ">="]
-            let condition = "\(subject) \(symbols[op]!) \(parameter)"
+            var condition = "\(subject) \(symbols[op]!) \(parameter)"
+            if (op == .greater || op == .greaterOrEqual) && holdsNaN {
+                // PostgreSQL's NaN is greater than every number; Swift's is not.
+                condition = "(\(condition) AND \(subject) <> 'NaN')"
+            }
             return negated ? "(\(condition)) IS NOT TRUE" : condition
         }
     }
+
+    /// Whether the key's column is floating-point, so its rows may hold NaN.
+    private var holdsNaN: Bool { ["float4", "float8"].contains(operand.column.baseName) }
 
     /// The expression that holds a BEGINSWITH, CONTAINS or ENDSWITH match to whole Characters (``CharacterBoundary``).
     private func characterBoundary(_ op: Filter.Operator, _ text: String) throws -> String? {
@@ -117,6 +129,8 @@ struct FilterComparison {
         let bounds = try [encode(lower), encode(upper)]
         guard !bounds.contains(.null) else { throw invalid("BETWEEN needs two values, not nil") }
         for bound in bounds { try check(bound) }
+        // NaN orders with nothing: no value lies between it and another.
+        if bounds.contains(where: \.isNaN) { return negated ? "TRUE" : "FALSE" }
         let condition = "\(operand.sql) BETWEEN \(cast(statement.bind(bounds[0]), bounds[0].wireType)) AND \(cast(statement.bind(bounds[1]), bounds[1].wireType))"
         return negated ? "(\(condition)) IS NOT TRUE" : condition
     }
@@ -129,13 +143,14 @@ struct FilterComparison {
             throw invalid("the values do not all have one type")
         }
         for value in encoded where value != .null { try check(value) }
-        let values = encoded.filter { $0 != .null }
+        // NaN equals nothing, as in Swift's `contains`: PostgreSQL's `= ANY` would match NaN with NaN.
+        let values = encoded.filter { $0 != .null && !$0.isNaN }
         let parameter = statement.bind(array: BinaryColumnArray(element: wire, values: values))
         statement.plannedPerExecution = true
         let list = needsCast(wire) ? "\(parameter)::\(wire.sqlName)[]::\(castTarget)[]" : "\(parameter)::\(wire.sqlName)[]"
         // A nil in the list matches NULL, as in NSPredicate; negation keeps rows the list does not hold.
         var condition = "\(operand.sql) = ANY(\(list))"
-        if values.count < encoded.count { condition = "(\(condition) OR \(operand.sql) IS NULL)" }
+        if encoded.contains(.null) { condition = "(\(condition) OR \(operand.sql) IS NULL)" }
         return negated ? "(\(condition)) IS NOT TRUE" : condition
     }
 
