@@ -18,6 +18,10 @@ extension Filter {
     /// over to-many ones (`ANY`, `ALL`); captured values of any type a filter takes (dates, UUIDs, decimals, enums
     /// with raw values). Anything else (arithmetic, a method it does not know, two properties compared) makes the
     /// filter fail when used, with an error that names the part, rather than filtering in the client.
+    ///
+    /// The rows are those `predicate.evaluate` keeps: strings compare composed (NFC) and at whole Characters, NaN
+    /// equals and orders with nothing; what PostgreSQL cannot decide so (`$0.title.count`, a `contains` operand
+    /// that begins with a combining mark or an emoji) is refused by name.
     public init<Root>(_ predicate: Predicate<Root>) {
         do {
             var compiler = PredicateCompiler()
