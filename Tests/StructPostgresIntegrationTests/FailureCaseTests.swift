@@ -25,7 +25,7 @@ import Testing
             }
             #expect(error?.code == .queryCancelled)
             #expect(error?.sqlState == "57014")
-            #expect(error?.sql == "SELECT pg_sleep(5)")
+            #expect(error?.sql == "SELECT pg_sleep(?)")
         }
     }
 

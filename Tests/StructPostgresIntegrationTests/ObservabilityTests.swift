@@ -101,6 +101,50 @@ import Tracing
         }
     }
 
+    /// Hand-written SQL spells its values out: a span's `db.query.text`, a debug log line and an error's SQL show
+    /// them masked (numbers as `?`), unless `logBoundValues` is on (for logs and errors; spans stay masked).
+    @Test(arguments: [false, true])
+    func literalsOfHandWrittenSQLReachNeitherSpansNorLogs(logBoundValues: Bool) async throws {
+        let tracer = InMemoryTracer()
+        let logs = CapturedLogs()
+        try await withTables("CREATE TABLE counters (n bigint, label text)", configure: { configuration in
+            configuration.tracer = tracer
+            configuration.logger = logs.makeLogger()
+            configuration.logBoundValues = logBoundValues
+        }) { service, _ in
+            try await service.execute(unsafeSQL: "INSERT INTO counters VALUES (471108152343, 'secret-label')")
+            logs.lines.withLock { $0.removeAll() }
+            tracer.clearAll()
+            try await service.execute(unsafeSQL: "UPDATE counters SET n = 471108152342 WHERE n = 471108152343")
+            let rows = try await service.query("SELECT n FROM counters WHERE n = 471108152342 AND label = 'secret-label'")
+            #expect(try rows.map { try $0.decode(Int64.self) } == [471_108_152_342])
+            let failure = await #expect(throws: StructPostgresError.self) {
+                try await service.execute(unsafeSQL: "UPDATE counters SET n = 471108152344 / 0")
+            }
+
+            let texts = tracer.finishedSpans.compactMap { string($0, "db.query.text") }
+            #expect(texts.contains("UPDATE counters SET n = ? WHERE n = ?"), "\(texts)")
+            #expect(texts.contains("SELECT n FROM counters WHERE n = ? AND label = '****'"), "\(texts)")
+            #expect(texts.count == 3, "\(texts)")
+            for text in texts {
+                #expect(!text.contains("47110815234") && !text.contains("secret-label"), "\(text)")
+            }
+            let lines = logs.lines.withLock { $0 }.filter { $0.hasPrefix("query [") }
+            let failedSQL = failure?.sql ?? ""
+            if logBoundValues {
+                #expect(lines.contains { $0.contains("WHERE n = 471108152343") }, "\(lines)")
+                #expect(lines.contains { $0.contains("WHERE n = 471108152342 AND label = 'secret-label'") }, "\(lines)")
+                #expect(failedSQL == "UPDATE counters SET n = 471108152344 / 0")
+            } else {
+                #expect(lines.contains { $0.contains("UPDATE counters SET n = ? WHERE n = ?") }, "\(lines)")
+                #expect(lines.contains { $0.contains("SELECT n FROM counters WHERE n = ? AND label = '****'") }, "\(lines)")
+                let logged = logs.lines.withLock { $0.joined(separator: "\n") }
+                #expect(!logged.contains("47110815234") && !logged.contains("secret-label"), "\(logged)")
+                #expect(failedSQL == "UPDATE counters SET n = ? / ?")
+            }
+        }
+    }
+
     @Test func aFailedStatementCarriesItsSQLStateAndErrorType() async throws {
         try await observed("CREATE TABLE tags (uuid uuid PRIMARY KEY, name text NOT NULL UNIQUE)") { service, tracer, metrics in
             _ = try await service.query("INSERT INTO tags VALUES (gen_random_uuid(), 'x')")

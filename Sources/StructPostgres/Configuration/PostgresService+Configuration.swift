@@ -7,12 +7,13 @@ extension PostgresService {
     public struct Configuration: Sendable {
         public var connection: ConnectionSettings
         public var pool: PoolOptions
-        /// Receives one `debug` line per statement (SQL only) and errors. PostgresNIO logs through it too; below
+        /// Receives one `debug` line per statement (SQL only, the literals of hand-written SQL masked) and errors. PostgresNIO logs through it too; below
         /// `debug` (where PostgresNIO logs each message from the server, values included) only with
         /// ``logBoundValues``.
         public var logger: Logger
-        /// Log bound values, and keep PostgreSQL's `DETAIL` (which quotes values) in errors; let ``logger`` go down
-        /// to `trace`. Off by default.
+        /// Log bound values and the literals of hand-written SQL (`'hunter2'`, `42`, otherwise masked as `'****'` and
+        /// `?`), and keep PostgreSQL's `DETAIL` (which quotes values) in errors; let ``logger`` go down to `trace`.
+        /// Spans' `db.query.text` stays masked. Off by default.
         public var logBoundValues: Bool
         /// How often a transaction failing with SQLSTATE 40001 or 40P01 is run again before its error is thrown.
         public var maxTransactionRetries: Int
@@ -50,7 +51,8 @@ extension PostgresService {
         /// `nil` (the default): only calls whose options say ``UpsertOptions/coalesced(_:)`` are, with the default
         /// window and batch size.
         public var coalescing: WriteCoalescing?
-        /// Put each statement's parameterized SQL in its span's `db.query.text` (on by default; bound values never).
+        /// Put each statement's parameterized SQL in its span's `db.query.text` (on by default; bound values never,
+        /// literals of hand-written SQL masked: `'****'` for a string, `?` for a number).
         public var tracesQueryText = true
 
         public init(

@@ -7,7 +7,7 @@ import Tracing
 /// an operation checks two flags and does nothing else.
 ///
 /// Spans follow OpenTelemetry's database conventions: `{operation} {table}`, `db.system.name`, `db.namespace`,
-/// `db.collection.name`, `db.operation.name`, `db.query.text` (parameterized SQL, never bound values),
+/// `db.collection.name`, `db.operation.name`, `db.query.text` (parameterized SQL, never bound values, literals masked),
 /// `db.operation.batch.size`, `db.response.status_code` (the SQLSTATE), `error.type`, `server.address`,
 /// `server.port`.
 final class Telemetry: Sendable {
@@ -106,7 +106,7 @@ final class Telemetry: Sendable {
         if span.isRecording {
             var attributes = commonAttributes
             attributes["db.operation.name"] = keyword
-            // SQL written by hand (`unsafeSQL`, migrations) may hold literals: sanitized, as OpenTelemetry asks.
+            // SQL written by hand (`unsafeSQL`, migrations) may hold literals: masked (numbers as `?`), as OpenTelemetry asks.
             if tracesQueryText { attributes["db.query.text"] = maskingLiterals(sql) }
             span.attributes.merge(attributes)
         }

@@ -25,6 +25,6 @@ extension OperationPath {
         throw StructPostgresError(
             .invalidValue,
             "the query has \(expected) parameter placeholder\(expected == 1 ? "" : "s")\(expected > 0 ? " ($1...$\(expected))" : "") but \(query.binds.count) bound value\(query.binds.count == 1 ? "" : "s")",
-            sql: query.sql)
+            sql: maskingLiterals(query.sql))
     }
 }

@@ -193,7 +193,7 @@ struct DatabaseSession: Sendable {
         }
         var error = StructPostgresError(
             .server, "the server session did not keep the prepared statement (a pooler in transaction mode?); set pool_mode=transaction",
-            sqlState: sqlState, sql: sql)
+            sqlState: sqlState, sql: maskingLiterals(sql))
         error.underlying = PreparedStatementRefused()
         return error
     }
@@ -214,7 +214,7 @@ struct DatabaseSession: Sendable {
     /// Refuses to send `sql` once the task has been cancelled: a cancelled transaction sends nothing more.
     func checkCancellation(before sql: String) throws {
         if Task.isCancelled {
-            throw StructPostgresError(.queryCancelled, "the task was cancelled; the statement was not sent", sql: sql)
+            throw StructPostgresError(.queryCancelled, "the task was cancelled; the statement was not sent", sql: maskingLiterals(sql))
         }
     }
 
@@ -225,7 +225,7 @@ struct DatabaseSession: Sendable {
         guard mapped.code == .connectionLost || mapped.code == .queryCancelled || mapped.code == .client else { return mapped }
         return StructPostgresError(
             .queryCancelled, "the task was cancelled: the statement was cancelled on the server and its connection closed",
-            sqlState: SQLState.queryCanceled, sql: sql)
+            sqlState: SQLState.queryCanceled, sql: maskingLiterals(sql))
     }
 
     func observe(_ statement: Statement, since start: ContinuousClock.Instant?, failed: Bool) {

@@ -57,6 +57,6 @@ extension PostgresConnection {
 
     /// The error of a statement refused because its connection has closed.
     static func closed(sql: String?) -> StructPostgresError {
-        StructPostgresError(.connectionLost, "the connection to the server is closed", sql: sql)
+        StructPostgresError(.connectionLost, "the connection to the server is closed", sql: sql.map(maskingLiterals))
     }
 }
