@@ -119,6 +119,47 @@ import Testing
         #expect(try ConnectionSettings(url: "postgres://u@h/d").poolMode == .session)
     }
 
+    /// `pg_autoctl show uri` prints a URL without a user name; libpq then takes `PGUSER`, else the operating-system
+    /// user (the password database's entry of the effective uid, not `$USER`).
+    @Test func aURLWithoutAUserConnectsAsPGUSERElseAsTheOperatingSystemUser() throws {
+        let url = "postgres://127.0.0.1:42177,127.0.0.1:60249/soak?target_session_attrs=read-write&sslmode=prefer"
+        let withPGUSER = try ConnectionSettings(url: url, environment: ["PGUSER": "soaker"])
+        #expect(withPGUSER.user == "soaker")
+        #expect(withPGUSER.endpoints == [Endpoint(host: "127.0.0.1", port: 42177), Endpoint(host: "127.0.0.1", port: 60249)])
+        #expect(withPGUSER.database == "soak")
+        #expect(withPGUSER.targetSessionAttributes == .readWrite)
+        #expect(withPGUSER.sslMode == .prefer)
+        #expect(try ConnectionSettings.fromEnvironment(["DATABASE_URL": url, "PGUSER": "soaker"]).user == "soaker")
+
+        let entry = try #require(getpwuid(geteuid()), "the test runs as a user with a password-database entry")
+        let systemUser = String(cString: entry.pointee.pw_name)
+        let withoutPGUSER = try ConnectionSettings(url: url, environment: [:])
+        #expect(withoutPGUSER.user == systemUser)
+        #expect(withoutPGUSER.database == "soak")
+        #expect(withoutPGUSER.endpoints.count == 2)
+        #expect(try ConnectionSettings(url: url, environment: ["USER": "not-\(systemUser)", "PGUSER": ""]).user == systemUser)
+        #expect(try ConnectionSettings.fromEnvironment(["DATABASE_URL": url]).user == systemUser)
+        #expect(try ConnectionSettings(url: "postgres://:@h/d").user == systemUser)
+        let noURL = try ConnectionSettings.fromEnvironment(["PGHOST": "h"])
+        #expect(noURL.user == systemUser && noURL.database == systemUser)
+    }
+
+    /// Where the operating system names no user either (a container's uid without an entry), the error says where
+    /// a name would have come from, without the URL's password or query.
+    @Test func withoutAnyUserNameTheErrorNamesPGUSERAndTheURL() throws {
+        var parts = try URLParts("postgres://:zq9x@127.0.0.1:42177,127.0.0.1:60249/soak?password=zq9y&sslmode=prefer")
+        parts.fillMissing(from: [:], operatingSystemUser: { nil })
+        let error = #expect(throws: StructPostgresError.self) { try parts.settings() }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.message == "no user name: the URL postgres://127.0.0.1:42177,127.0.0.1:60249/soak gives none, PGUSER is not set, and the operating-system user's name cannot be read; give one in the URL (postgres://user@host/db) or set PGUSER")
+        #expect(error.map { "\($0)" }?.contains("zq9") == false)
+
+        var environment = URLParts()
+        environment.fillMissing(from: ["PGHOST": "h"], operatingSystemUser: { nil })
+        let fromEnvironment = #expect(throws: StructPostgresError.self) { try environment.settings() }
+        #expect(fromEnvironment?.message.hasPrefix("no user name: the environment (no DATABASE_URL) gives none, PGUSER is not set") == true)
+    }
+
     @Test func thePasswordNeverAppears() throws {
         let settings = try ConnectionSettings(url: "postgres://u:hunter2@h/d")
         #expect(!settings.description.contains("hunter2"))

@@ -7,7 +7,10 @@ extension ConnectionSettings {
     /// `host` (a socket directory or host name), `port`, `user`, `password`, `dbname`, `target_session_attrs`,
     /// and `pool_mode` (`transaction` behind PgBouncer in transaction mode; not libpq's).
     /// Several hosts are listed as libpq lists them: `postgres://h1:5432,h2:5433/db?target_session_attrs=read-write`.
-    /// Parts the URL leaves out are taken from `environment` (libpq's `PG*` variables) and then defaults.
+    /// Parts the URL leaves out are taken from `environment` (libpq's `PG*` variables) and then defaults; pass
+    /// `ProcessInfo.processInfo.environment` for the process's own. As in libpq, a URL without a user name
+    /// (`postgres://db1:5432,db2:5432/shop?target_session_attrs=read-write`, as `pg_autoctl show uri` prints) connects as
+    /// `PGUSER`, or else as the operating-system user running the process; the database defaults to the user name.
     /// - Throws: ``StructPostgresError`` with code `invalidConfiguration`, naming the part that is wrong.
     public init(url: String, environment: [String: String] = [:]) throws {
         var parts = try URLParts(url)
@@ -17,7 +20,8 @@ extension ConnectionSettings {
 
     /// Reads `DATABASE_URL` when set, otherwise libpq's `PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`,
     /// `PGDATABASE`, `PGSSLMODE`, `PGSSLROOTCERT`, `PGAPPNAME` and `PGCONNECT_TIMEOUT`.
-    /// A URL's missing parts are filled from the `PG*` variables, as libpq does.
+    /// A URL's missing parts are filled from the `PG*` variables, as libpq does. Without a user name in either,
+    /// the operating-system user's name is used, as libpq does.
     public static func fromEnvironment(
         _ environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> ConnectionSettings {
@@ -45,6 +49,9 @@ struct URLParts {
     var poolMode: String?
     /// Hosts after the first, with their ports (`nil`: the first host's port).
     var otherHosts: [(host: String, port: String?)] = []
+    /// Where the parts came from, for an error: the URL without its user name, password and query (which may hold a
+    /// password), or the environment.
+    var source = "the environment (no DATABASE_URL)"
 
     init() {}
 
@@ -81,6 +88,8 @@ struct URLParts {
         // A query that does not parse and holds an '@' may be the rest of a password cut at an unencoded '?'.
         let queryMayHoldPassword = !authority.contains("@") && query.contains("@")
         if !path.isEmpty { database = try Self.decode(path, part: "database name") }
+        let hostsAndPath = authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
+        source = "the URL \(scheme)://\(hostsAndPath)\(path.isEmpty ? "" : "/\(path)")"
         if let at = authority.lastIndex(of: "@") {
             let userInfo = authority[..<at]
             authority = authority[authority.index(after: at)...]
@@ -160,13 +169,17 @@ struct URLParts {
         return decoded
     }
 
-    mutating func fillMissing(from env: [String: String]) {
+    /// Fills what is missing from libpq's `PG*` variables in `env`; a user name missing there too, from
+    /// `operatingSystemUser` (the effective user's name, as libpq's `pg_fe_getauthname` reads it).
+    mutating func fillMissing(
+        from env: [String: String], operatingSystemUser: () -> String? = OperatingSystemUser.name
+    ) {
         func pick(_ current: String?, _ name: String) -> String? {
             current ?? env[name].flatMap { $0.isEmpty ? nil : $0 }
         }
         host = pick(host, "PGHOST")
         port = pick(port, "PGPORT")
-        user = pick(user, "PGUSER")
+        user = pick(user.flatMap { $0.isEmpty ? nil : $0 }, "PGUSER")
         password = pick(password, "PGPASSWORD")
         database = pick(database, "PGDATABASE")
         sslMode = pick(sslMode, "PGSSLMODE")
@@ -174,14 +187,16 @@ struct URLParts {
         applicationName = pick(applicationName, "PGAPPNAME")
         connectTimeout = pick(connectTimeout, "PGCONNECT_TIMEOUT")
         targetSessionAttributes = pick(targetSessionAttributes, "PGTARGETSESSIONATTRS")
-        if user == nil { user = env["USER"] ?? env["LOGNAME"] }
+        if user == nil { user = operatingSystemUser().flatMap { $0.isEmpty ? nil : $0 } }
     }
 
     func settings() throws -> ConnectionSettings {
         func fail(_ why: String) -> StructPostgresError {
             StructPostgresError(.invalidConfiguration, why)
         }
-        guard let user, !user.isEmpty else { throw fail("no user name: give one in the URL or PGUSER") }
+        guard let user, !user.isEmpty else {
+            throw fail("no user name: \(source) gives none, PGUSER is not set, and the operating-system user's name cannot be read; give one in the URL (postgres://user@host/db) or set PGUSER")
+        }
         var settings = ConnectionSettings(user: user, password: password, database: database)
         if let host { settings.host = host }
         func portNumber(_ port: String) throws -> Int {
