@@ -143,4 +143,66 @@ import Testing
             #expect(log.all.isEmpty, "nothing was sent: \(log.all)")
         }
     }
+
+    /// A key path that is not a stored property (a computed one, or the wrapped value of `@Related`) has no column:
+    /// every verb refuses it as `unsupportedPredicate`, naming the model, the value's type and what to write instead,
+    /// before anything is sent.
+    @Test func aComputedOrRelatedPropertyIsRefusedByEveryVerbBeforeAnythingIsSent() async throws {
+        try await withBookstore { service, log in
+            let books = try await seed(service)
+            log.reset()
+            typealias Refusal = (label: String, message: [String], run: (PostgresService) async throws -> Void)
+            func refusals<Root>(_ predicate: Predicate<Root>, _ label: String, _ message: [String]) -> [Refusal] {
+                [
+                    ("fetch", { _ = try await $0.fetch(BookModel.self, where: predicate) }),
+                    ("fetchOne", { _ = try await $0.fetchOne(BookModel.self, where: predicate) }),
+                    ("count", { _ = try await $0.count(BookModel.self, where: predicate) }),
+                    ("exists", { _ = try await $0.exists(BookModel.self, where: predicate) }),
+                    ("deleteAll", { _ = try await $0.deleteAll(BookModel.self, where: predicate) }),
+                    ("stream", { for try await _ in $0.stream(BookModel.self, where: predicate) {} }),
+                    ("observe", { for try await _ in $0.observe(BookModel.self, where: predicate) { break } }),
+                ].map { verb, run in ("\(verb) \(label)", message, run) }
+            }
+            let computed = ["a computed property of BookModel (of type Int64)", "or a property wrapper's wrapped value", "compare stored properties of BookModel"]
+            let relatedAuthor = ["BookEntity.author, a @Related relationship slot (of type Optional<AuthorModel>)", "compare stored properties of BookEntity", #""author.<property> == %@""#]
+            let cases: [Refusal] =
+                refusals(#Predicate<BookModel> { $0.priceInCents > 150 }, "a computed property of the model", computed)
+                + refusals(#Predicate<BookEntity> { $0.hasPublisher }, "a computed Bool of the entity",
+                           ["a computed property of BookEntity (of type Bool)"])
+                + refusals(#Predicate<BookModel> { $0.author?.initials == "A" }, "a computed property of a related model",
+                           ["a computed property of AuthorModel (of type String)", "compare stored properties of AuthorModel"])
+                + refusals(#Predicate<BookEntity> { $0.author?.name == "Author 0" }, "through @Related (to-one)", relatedAuthor)
+                + refusals(#Predicate<BookEntity> { $0.author == nil }, "@Related compared with nil", relatedAuthor)
+                + refusals(#Predicate<BookEntity> { $0.reviews.contains { $0.content == "x" } }, "through @Related (to-many)",
+                           ["BookEntity.reviews, a @Related relationship slot (of type Array<ReviewModel>)", #""reviews.<property> == %@""#])
+            for (label, message, run) in cases {
+                log.reset()
+                let error = await #expect(throws: StructPostgresError.self, "\(label)") { try await run(service) }
+                #expect(log.all.isEmpty, "\(label): nothing was sent: \(log.all)")
+                #expect(error?.code == .unsupportedPredicate, "\(label): \(String(describing: error))")
+                let text = error?.message ?? ""
+                #expect(text.hasPrefix("#Predicate: KeyPath cannot be compiled to SQL: the key path reads "), "\(label): \(text)")
+                #expect(text.hasSuffix("; nothing is filtered in the client, so rewrite the expression or use a format string"), "\(label): \(text)")
+                for part in message { #expect(text.contains(part), "\(label): \(text) lacks \(part)") }
+                #expect(!text.contains("<computed"), "\(label): \(text)")
+            }
+            #expect(try await service.count(BookModel.self) == books.count)
+            // The same predicates through a format string, or on the stored properties, work.
+            #expect(try await service.count(BookModel.self, where: "author.name == %@", "Author 0") > 0)
+            #expect(try await service.count(BookModel.self, where: #Predicate<BookEntity> { $0.authorID == nil }) == 1)
+        }
+    }
+}
+
+extension BookModel {
+    /// Computed: no column holds it.
+    fileprivate var priceInCents: Int64 { Int64(((price ?? 0) * 100).rounded()) }
+}
+
+extension BookEntity {
+    fileprivate var hasPublisher: Bool { publisher != nil }
+}
+
+extension AuthorModel {
+    fileprivate var initials: String { String(name.prefix(1)) }
 }

@@ -18,7 +18,11 @@ extension OperationPath {
 
     func stream<Model: EntityConvertible>(_ type: Model.Type, _ request: FetchRequest) -> ModelStream<Model> {
         let path = self
-        return ModelStream { try await path.openCursor(Model.Entity.self, request) }
+        return ModelStream {
+            // A filter that cannot be compiled fails the first iteration before a connection or a transaction is taken.
+            if let refusal = request.filter?.refusal { throw refusal }
+            return try await path.openCursor(Model.Entity.self, request)
+        }
     }
 
     /// Declares a stream's cursor: in the given transaction, or on a pooled connection held by a task of its own in

@@ -141,6 +141,19 @@ public struct Filter: Sendable {
     /// The keys the filter names, relationship paths included.
     var keys: [String] { Self.keys(of: node) }
 
+    /// The error of the first part that cannot be compiled (an `invalid` node), for a caller that checks before it
+    /// takes a connection.
+    var refusal: StructPostgresError? { Self.refusal(in: node) }
+
+    private static func refusal(in node: Node) -> StructPostgresError? {
+        switch node {
+        case .invalid(let error): error
+        case .compare, .between, .isNull, .among, .constant: nil
+        case .quantified(_, let inner), .not(let inner): refusal(in: inner)
+        case .all(let nodes), .any(let nodes): nodes.lazy.compactMap(refusal(in:)).first
+        }
+    }
+
     private static func keys(of node: Node) -> [String] {
         switch node {
         case .compare(let key, _, _, _), .between(let key, _, _), .isNull(let key, _), .among(let key, _): [key]

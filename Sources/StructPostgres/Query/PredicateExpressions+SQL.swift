@@ -21,18 +21,36 @@ extension PredicateExpressions.KeyPath: CompilablePredicateExpression {
         } catch {
             // A property of a stored value (`$0.uuid.uuidString`), not of a related model: the value has no columns.
             let value = Root.Output.self
-            guard case .key(let path) = base, !(value is any EntityProtocol.Type || value is any EntityConvertible.Type) else { throw error }
-            if (keyPath as AnyKeyPath) == (\String.count as AnyKeyPath) {
+            if case .key(let path) = base, !(value is any EntityProtocol.Type || value is any EntityConvertible.Type) {
+                if (keyPath as AnyKeyPath) == (\String.count as AnyKeyPath) {
+                    throw PredicateCompiler.unsupported(
+                        self, why: "'\(path).count' counts Characters (grapheme clusters), which PostgreSQL cannot count: its length() counts code points, and the two differ for 'e\\u{301}' or '👍🏽'")
+                }
                 throw PredicateCompiler.unsupported(
-                    self, why: "'\(path).count' counts Characters (grapheme clusters), which PostgreSQL cannot count: its length() counts code points, and the two differ for 'e\\u{301}' or '👍🏽'")
+                    self, why: "'\(path)' holds a \(value), and a property computed from that value (or one of its fields) is not a column; compare '\(path)' itself")
             }
-            throw PredicateCompiler.unsupported(
-                self, why: "'\(path)' holds a \(value), and a property computed from that value (or one of its fields) is not a column; compare '\(path)' itself")
+            throw PredicateCompiler.unsupported(self, why: Self.notStored(KeyPathNames.whatIsRead(by: keyPath)))
         }
         switch base {
         case .root: return .key(name)
         case .key(let path): return .key(path + "." + name)
         default: throw PredicateCompiler.unsupported(self, why: "a key path of a value, not of the input")
+        }
+    }
+
+    /// Why a key path of the model that is not one of its stored properties has no column, and what to write instead.
+    private static func notStored(_ read: KeyPathNames.NotStored) -> String {
+        let model = Root.Output.self
+        let stored = "compare stored properties of \(model)"
+        switch read {
+        case .relatedSlot(let names):
+            let slot = names.count == 1 ? "\(model).\(names[0])" : "one of \(names.map { "\(model).\($0)" }.joined(separator: ", "))"
+            let example = names[0]
+            return "the key path reads \(slot), a @Related relationship slot (of type \(Output.self)) loaded with the rows, not a column; \(stored) (such as the relationship's key), or write a format string through the relationship, as in \"\(example).<property> == %@\""
+        case .pathIntoAField(let path):
+            return "the key path \(path) reads into the fields of a stored property of \(model), which have no column of their own; \(stored)"
+        case .computed:
+            return "the key path reads a computed property of \(model) (of type \(Output.self)), or a property wrapper's wrapped value, which Swift computes and no column holds; \(stored)"
         }
     }
 }

@@ -16,8 +16,9 @@ extension Filter {
     /// (case-insensitive, as `CONTAINS[c]`) and `caseInsensitiveCompare(_:) == .orderedSame`; `array.contains(property)`
     /// (`= ANY`); key paths through to-one relationships (`$0.author?.name`); `contains(where:)` and `allSatisfy`
     /// over to-many ones (`ANY`, `ALL`); captured values of any type a filter takes (dates, UUIDs, decimals, enums
-    /// with raw values). Anything else (arithmetic, a method it does not know, two properties compared) makes the
-    /// filter fail when used, with an error that names the part, rather than filtering in the client.
+    /// with raw values). Anything else (arithmetic, a method it does not know, two properties compared, a computed
+    /// property or a ``Related`` slot, which no column holds) makes the filter fail when used with
+    /// `unsupportedPredicate`, with an error that names the part, rather than filtering in the client.
     ///
     /// The rows are those `predicate.evaluate` keeps: strings compare composed (NFC) and at whole Characters, NaN
     /// equals and orders with nothing; what PostgreSQL cannot decide so (`$0.title.count`, a `contains` operand
