@@ -263,6 +263,63 @@ private func count(_ sql: String, _ service: PostgresService) async throws -> In
         }
     }
 
+    /// A refusal (`migrationRefused`) changes nothing: every step is checked before the first runs, and the history
+    /// table is created only for a run that goes ahead.
+    @Test func aRefusedRunLeavesTheDatabaseAsItWas() async throws {
+        let first = "-- migrate:up\nCREATE TABLE first_table (id int);"  // no down part
+        let second = "-- migrate:up\nCREATE TABLE second_table (id int);\n-- migrate:down\nDROP TABLE second_table;"
+        let empty = "-- migrate:up\n-- to be written\n-- migrate:down\nSELECT 1;"
+        try await withCLI(["0001_first.sql": first, "0002_second.sql": second, "0003_empty.sql": empty]) { cli, files, service in
+            func migrator() throws -> Migrator { Migrator(service: service, migrations: try MigrationSet(directory: files.directory)) }
+            func refuses(_ what: String, _ run: () async throws -> Void) async {
+                let error = await #expect(throws: StructPostgresError.self, "\(what)") { try await run() }
+                #expect(error?.code == .migrationRefused, "\(what): \(String(describing: error))")
+            }
+            let tables = "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"
+
+            // A new database: a bad file (an empty up part) after two good ones, through the command and the library.
+            let up = try await cli.run("migrate", "up")
+            #expect(up.status != 0)
+            #expect(up.errors.contains("0003_empty.sql") && up.errors.contains("the up part holds no SQL statement"), "\(up.errors)")
+            #expect(!up.output.contains("Applied"), "\(up.output)")
+            #expect(try await count(tables, service) == 0, "no history table, no migration applied")
+            let onNewDatabase = try migrator()
+            await refuses("migrate") { try await onNewDatabase.migrate() }
+            await refuses("migrate to a missing version") { try await onNewDatabase.migrate(to: 9) }
+            await refuses("redo with nothing applied") { try await onNewDatabase.redo() }
+            await refuses("baseline a missing version") { _ = try await onNewDatabase.baseline(9) }
+            await refuses("repair a version not applied") { try await onNewDatabase.repair(accept: 1) }
+            #expect(try await count(tables, service) == 0, "no history table, no migration applied")
+
+            // A database with history: neither the history nor the schema changes.
+            try await migrator().migrate(to: 1)
+            func snapshot() async throws -> String {
+                let names = try await service.query("SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE schemaname = 'public'")
+                return try await tableDigest("structpg_migrations", service) + " " + (try names[0].decode(String.self))
+            }
+            let applied = try await snapshot()
+            #expect(applied.hasSuffix(" first_table,structpg_migrations"), "\(applied)")
+            await refuses("migrate with a good pending file before a bad one") { try await migrator().migrate() }
+            #expect(try await snapshot() == applied)
+
+            try FileManager.default.removeItem(at: files.directory.appendingPathComponent("0003_empty.sql"))
+            try await migrator().migrate()
+            let both = try await snapshot()
+            #expect(both.hasSuffix(" first_table,second_table,structpg_migrations"), "\(both)")
+            await refuses("rollback past a file without a down part") { try await migrator().rollback(steps: 2) }
+            #expect(try await snapshot() == both)
+
+            try files.write("0001_first.sql", first.replacingOccurrences(of: "id int", with: "id bigint"))
+            for command in ["up", "down", "redo"] {
+                let refused = try await cli.run("migrate", command)
+                #expect(refused.status != 0)
+                #expect(refused.errors.contains("0001_first.sql changed after it was applied"), "\(command): \(refused.errors)")
+            }
+            await refuses("migrate with a changed file") { try await migrator().migrate() }
+            #expect(try await snapshot() == both)
+        }
+    }
+
     @Test func waitReturnsOnceTheServerAcceptsConnections() async throws {
         try await withCLI(["0001_create.sql": create]) { cli, _, _ in
             let wait = try await CLI.run(["wait", "--timeout", "10"], environment: ["DATABASE_URL": cli.databaseURL])

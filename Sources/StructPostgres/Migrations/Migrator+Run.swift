@@ -5,21 +5,41 @@ extension Migrator {
     /// The advisory lock key: the first eight bytes of "structpg".
     static let lockKey: Int64 = 0x7374_7275_6374_7067
 
-    /// Runs `body` on a dedicated connection (not the pool's: migrations may change session settings), holding
-    /// the migration lock, after creating the history table. In a dry run, neither lock nor table: the body sees
-    /// the history as it is.
-    func withHistory<T>(_ body: (MigrationHistory, [MigrationHistory.Row]) async throws -> T) async throws -> T {
+    /// Runs `run` on a dedicated connection (not the pool's: migrations may change session settings), holding
+    /// the migration lock, with what `plan` made of the history's rows.
+    ///
+    /// `plan` reads the history as it is (no rows without a table) and throws whatever the migrator refuses; only
+    /// then is the history table created and `run` started, so that a refused run (`migrationRefused`) leaves the
+    /// database exactly as it was. In a dry run, neither lock nor table: `run` sees the history as it is.
+    func withHistory<Plan, T>(
+        planning plan: ([MigrationHistory.Row]) throws -> Plan,
+        run: (MigrationHistory, Plan) async throws -> T
+    ) async throws -> T {
         try await withDedicatedSession { session in
             if options.dryRun {
                 let history = try await MigrationHistory.resolve(options.historyTable, session: session)
-                return try await body(history, try await history.exists() ? history.rows() : [])
+                return try await run(history, try plan(try await history.exists() ? history.rows() : []))
             }
             return try await withLock {
                 let history = try await MigrationHistory.resolve(options.historyTable, session: session)
+                let planned = try plan(try await history.exists() ? history.rows() : [])
                 try await history.create()
-                return try await body(history, try await history.rows())
+                return try await run(history, planned)
             }
         }
+    }
+
+    /// The part of `migration` that runs in `direction`.
+    /// - Throws: `migrationRefused` for a down part the file does not have, or an up part with no statement (a file
+    ///   `structpg migrate new` has just made): checked for every step before the first runs.
+    static func part(of migration: Migration, _ direction: MigrationRun.Step.Direction) throws -> Migration.Part {
+        guard let part = direction == .up ? migration.up : migration.down else {
+            throw StructPostgresError.refused("\(migration.fileName) has no '-- migrate:down' part to roll back with", file: migration.fileName)
+        }
+        if direction == .up, part.statements.isEmpty {
+            throw StructPostgresError.refused("the up part holds no SQL statement", file: migration.fileName, line: part.firstLine)
+        }
+        return part
     }
 
     func readHistory() async throws -> [MigrationHistory.Row] {
@@ -108,13 +128,8 @@ extension Migrator {
     /// Runs one direction of a migration and records it; a transactional part and its history change
     /// commit together or not at all.
     func apply(_ migration: Migration, direction: MigrationRun.Step.Direction, history: MigrationHistory) async throws -> MigrationRun.Step {
-        guard let part = direction == .up ? migration.up : migration.down else {
-            throw StructPostgresError.refused("\(migration.fileName) has no '-- migrate:down' part to roll back with", file: migration.fileName)
-        }
+        let part = try Self.part(of: migration, direction)
         let statements = part.statements
-        if direction == .up, statements.isEmpty {
-            throw StructPostgresError.refused("the up part holds no SQL statement", file: migration.fileName, line: part.firstLine)
-        }
         // A statement ending in a `--` comment gets its `;` on a line of its own, so the text pastes into psql.
         func terminated(_ sql: String) -> String {
             (sql.split(separator: "\n").last?.contains("--") == true) ? sql + "\n;" : sql + ";"

@@ -53,13 +53,16 @@ public struct Migrator: Sendable {
     }
 
     private func applyPending(to target: Int64?) async throws -> MigrationRun {
-        try await withHistory { history, rows in
+        try await withHistory { rows in
             try check(rows, refuseOutOfOrder: !options.allowOutOfOrder)
             if let target, migrations[target] == nil {
                 throw StructPostgresError.refused("there is no migration with version \(target)")
             }
             let applied = Set(rows.map(\.version))
             let pending = migrations.migrations.filter { !applied.contains($0.version) && $0.version <= (target ?? .max) }
+            for migration in pending { _ = try Self.part(of: migration, .up) }
+            return pending
+        } run: { history, pending in
             var run = MigrationRun()
             for migration in pending {
                 run.steps.append(try await apply(migration, direction: .up, history: history))
@@ -74,14 +77,19 @@ public struct Migrator: Sendable {
         guard steps > 0 else {
             throw StructPostgresError(.invalidConfiguration, "rollback(steps:) takes a positive number of migrations, not \(steps)")
         }
-        return try await withHistory { history, rows in
+        return try await withHistory { rows in
             try check(rows, refuseOutOfOrder: false)
-            var run = MigrationRun()
-            for row in rows.reversed().prefix(max(0, steps)) {
+            return try rows.reversed().prefix(steps).map { row in
                 guard row.state != "baseline" else {
                     throw StructPostgresError.refused("migration \(row.version) (\(row.name)) was baselined, not applied; it cannot be rolled back")
                 }
                 let migration = migrations[row.version]!
+                _ = try Self.part(of: migration, .down)
+                return migration
+            }
+        } run: { history, newestFirst in
+            var run = MigrationRun()
+            for migration in newestFirst {
                 run.steps.append(try await apply(migration, direction: .down, history: history))
             }
             return run
@@ -91,13 +99,17 @@ public struct Migrator: Sendable {
     /// Rolls back the newest applied migration and applies it again.
     @discardableResult
     public func redo() async throws -> MigrationRun {
-        try await withHistory { history, rows in
+        try await withHistory { rows in
             try check(rows, refuseOutOfOrder: false)
             guard let row = rows.last else { throw StructPostgresError.refused("no applied migration to redo") }
             guard row.state != "baseline" else {
                 throw StructPostgresError.refused("migration \(row.version) (\(row.name)) was baselined, not applied; it cannot be redone")
             }
             let migration = migrations[row.version]!
+            _ = try Self.part(of: migration, .down)
+            _ = try Self.part(of: migration, .up)
+            return migration
+        } run: { history, migration in
             var run = MigrationRun()
             run.steps.append(try await apply(migration, direction: .down, history: history))
             run.steps.append(try await apply(migration, direction: .up, history: history))
@@ -142,7 +154,12 @@ public struct Migrator: Sendable {
     /// - Returns: one line per change made.
     @discardableResult
     public func repair(accept version: Int64? = nil) async throws -> [String] {
-        try await withHistory { history, rows in
+        try await withHistory { rows in
+            if let version, !rows.contains(where: { $0.version == version }) {
+                throw StructPostgresError.refused("migration \(version) is not in the history; nothing to repair")
+            }
+            return rows
+        } run: { history, rows in
             var actions: [String] = []
             for row in rows where version == nil || row.version == version {
                 let migration = migrations[row.version]
@@ -157,24 +174,22 @@ public struct Migrator: Sendable {
                     actions.append("forgot migration \(row.version) (\(row.name)), whose file is missing")
                 }
             }
-            if let version, !rows.contains(where: { $0.version == version }) {
-                throw StructPostgresError.refused("migration \(version) is not in the history; nothing to repair")
-            }
             return actions
         }
     }
 
     /// Adopts an existing database: records every migration up to `version` as applied without running it.
     public func baseline(_ version: Int64) async throws {
-        try await withHistory { history, rows in
+        try await withHistory { rows in
             guard rows.isEmpty else {
                 throw StructPostgresError.refused("the history already holds \(rows.count) migrations; baseline only adopts a database without one")
             }
             guard migrations[version] != nil else { throw StructPostgresError.refused("there is no migration with version \(version)") }
-            for migration in migrations.migrations where migration.version <= version {
+            return migrations.migrations.filter { $0.version <= version }
+        } run: { history, adopted in
+            for migration in adopted {
                 try await history.record(migration, state: "baseline", milliseconds: 0)
             }
-            return ()
         }
     }
 }
