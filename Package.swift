@@ -80,6 +80,12 @@ let package = Package(
             path: "Tests/FaultProbe",
             swiftSettings: swiftSettings
         ),
+        .executableTarget(
+            name: "StructPostgresSoak",
+            dependencies: ["StructPostgres", "StructPostgresTesting", "BookstoreModels"],
+            path: "Tests/Soak",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "StructPostgresTests",
             dependencies: ["StructPostgres", .product(name: "_ConnectionPoolModule", package: "postgres-nio")],
