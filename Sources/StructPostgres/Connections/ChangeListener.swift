@@ -43,8 +43,8 @@ final class ChangeListener: Sendable {
     private let notify: @Sendable (String) async throws -> Void
     private let reconnectPatience: Duration
     private let logger: Logger
-    /// How long a new listening connection waits for its own test notification, at each of two tries.
-    static let deliveryPatience: [Duration] = [.seconds(1), .seconds(4)]
+    /// How long a new listening connection waits for its own test notification once it was committed.
+    static let deliveryPatience: Duration = .seconds(3)
 
     init(
         reconnectPatience: Duration, logger: Logger, connect: @escaping @Sendable () async throws -> PostgresConnection,
@@ -142,30 +142,30 @@ final class ChangeListener: Sendable {
 
     /// Checks that a notification sent from another session reaches `connection`: behind a pooler in transaction
     /// mode (PgBouncer), `LISTEN` succeeds on a server session that the pooler then hands to other clients, and
-    /// every notification is lost without an error. Such a connection is refused by name instead.
+    /// every notification is lost without an error. Such a connection is refused by name instead. The notification
+    /// is sent through the pool (which may make it wait for a connection); once it is committed, it arrives within
+    /// milliseconds on a connection of its own, and ``deliveryPatience`` is allowed.
     private func checkDelivery(to connection: PostgresConnection) async throws {
         let channel = "structpg_probe_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        for patience in Self.deliveryPatience {
-            let delivered = try await withThrowingTaskGroup(of: Bool.self) { group in
+        let delivered = try await connection.listen(on: channel) { notifications in
+            try await self.notify(channel)
+            return try await withThrowingTaskGroup(of: Bool.self) { group in
                 group.addTask {
-                    try await connection.listen(on: channel) { notifications in
-                        try await self.notify(channel)
-                        for try await _ in notifications { return true }
-                        return false
-                    }
+                    for try await _ in notifications { return true }
+                    return false
                 }
                 group.addTask {
-                    try await Task.sleep(for: patience)
+                    try await Task.sleep(for: Self.deliveryPatience)
                     return false
                 }
                 defer { group.cancelAll() }
                 return try await group.next() ?? false
             }
-            if delivered { return }
         }
+        guard !delivered else { return }
         throw StructPostgresError(
             .invalidConfiguration,
-            "observing needs LISTEN on a session of its own, but a notification sent to the server did not reach the listening connection within \(Self.deliveryPatience.reduce(.zero, +)) (a pooler in transaction mode, such as PgBouncer, in between?): set Configuration.listenerConnection to the server's own address")
+            "observing needs LISTEN on a session of its own, but a notification sent to the server did not reach the listening connection within \(Self.deliveryPatience) of its commit (a pooler in transaction mode, such as PgBouncer, in between?): set Configuration.listenerConnection to the server's own address")
     }
 
     /// Starts listening on `channel`, unless that is done on `connection` already; returns once it is confirmed.
