@@ -4,13 +4,13 @@ import Synchronization
 import StructPostgresTesting
 import Testing
 
-/// Connections kept leased between calls (``ConnectionKeeper``): reused, handed to callers waiting in the pool,
-/// dropped when closed, returned to the pool when idle and when the service stops.
+/// Connections kept leased between calls (``LeaseStateMachine``): reused, handed to callers waiting for one,
+/// dropped when closed, returned to PostgresNIO's pool when idle and when the service stops.
 @Suite struct KeptConnectionTests {
     /// Long enough that the idle sweep never runs during a test on a loaded machine.
     private static let keepLong = PoolOptions(maxConnections: 4, keepIdleConnectionsFor: .seconds(60))
 
-    private func keptCount(_ service: PostgresService) -> Int { service.runtime.router.hosts[0].leases.withLock { $0.kept.count } }
+    private func keptCount(_ service: PostgresService) -> Int { service.runtime.router.hosts[0].idleKeptCount }
 
     /// Runs `body` on a service of its own as the cluster's superuser.
     private func asAdmin<T>(_ body: (PostgresService) async throws -> T) async throws -> T {
@@ -18,11 +18,10 @@ import Testing
         return try await PostgresService.withService(configuration: admin, body)
     }
 
-    /// Waits (at most 10 s) until every kept connection of `service` has seen its backend end.
+    /// Waits (at most 10 s) until every idle kept connection of `service` has seen its backend end and was dropped.
     private func waitUntilKeptConnectionsClosed(_ service: PostgresService) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline,
-              service.runtime.router.hosts[0].leases.withLock({ $0.kept.contains { !$0.kept.connection.isClosed } }) {
+        while ContinuousClock.now < deadline, keptCount(service) > 0 {
             try await Task.sleep(for: .milliseconds(20))
         }
     }
@@ -97,15 +96,15 @@ import Testing
             // Another client ends the idle kept connection's backend and waits until it has exited.
             try await asAdmin { _ = try await $0.query("SELECT pg_terminate_backend(\(doomed), 5000)") }
             try await waitUntilKeptConnectionsClosed(service)
-            #expect(service.runtime.router.hosts[0].leases.withLock { $0.kept.map(\.kept.connection.isClosed) } == [true])
+            #expect(keptCount(service) == 0, "the closed connection was dropped")
             let pid = try await backendPID(service)
             #expect(pid != doomed)
-            #expect(service.runtime.router.hosts[0].leases.withLock { $0.kept.allSatisfy { !$0.kept.connection.isClosed } })
+            #expect(keptCount(service) == 1)
         }
     }
 
     @Test func keptConnectionsTheServerClosedAllAtOnceAreDroppedWithoutUsingUpTheRetries() async throws {
-        // More kept connections than a call's attempts at a lease (20), all ended by a server restart.
+        // More kept connections than PostgresNIO's pool opens at once (20), all ended by the server.
         let width = 22
         let database = try await TestDatabase.create()
         let configuration = PostgresService.Configuration(
@@ -137,10 +136,10 @@ import Testing
                     "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = \(database.settings.database)")
             }
             try await waitUntilKeptConnectionsClosed(service)
-            #expect(service.runtime.router.hosts[0].leases.withLock { $0.kept.filter(\.kept.connection.isClosed).count } == kept)
+            #expect(keptCount(service) == 0, "every closed connection was dropped")
             let rows = try await service.query("SELECT 1")
             #expect(rows.count == 1)
-            #expect(service.runtime.router.hosts[0].leases.withLock { $0.kept.allSatisfy { !$0.kept.connection.isClosed } })
+            #expect(keptCount(service) == 1)
         }
         try await database.drop()
     }
@@ -149,7 +148,7 @@ import Testing
         let database = try await TestDatabase.create()
         let service = try PostgresService(configuration: .init(connection: database.settings, pool: Self.keepLong))
         let running = Task { try await service.run() }
-        await service.runtime.router.hosts[0].keeper.started.wait()
+        await service.runtime.router.hosts[0].started.wait()
         _ = try await backendPID(service)
         _ = try await backendPID(service)
         #expect(keptCount(service) == 1)

@@ -59,6 +59,7 @@ try await withThrowingTaskGroup(of: Void.self) { group in
             try await bench.singleUpsertsPlainStatement()
         }
         if run.contains("W4") { try await bench.concurrentUpserts(&report) }
+        if run.contains("W4B") { try await bench.contendedUpserts(&report) }
         if run.contains("W4C") {
             try await bench.coalescedUpserts(&report, settings, setting: cluster == nil ? "this server" : "fsync off", lone: true)
             if cluster != nil { try await Bench.coalescedUpsertsDurably(&report, options: options, migrations: migrations) }

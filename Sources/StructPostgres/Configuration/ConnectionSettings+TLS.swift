@@ -60,13 +60,13 @@ extension ConnectionSettings {
 
     /// Opens one connection outside any pool, giving up after `timeout`.
     /// - Throws: ``StructPostgresError`` naming these settings (never the password) and the reason.
-    func connect(timeout: Duration, logger: Logger) async throws -> PostgresConnection {
+    func connect(timeout: Duration, id: PostgresConnection.ID = 0, logger: Logger) async throws -> PostgresConnection {
         do {
             var configuration = try connectionConfiguration()
             let parts = timeout.components
             configuration.options.connectTimeout = .milliseconds(max(1, parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000))
             return try await PostgresConnection.connect(
-                on: PostgresClient.defaultEventLoopGroup.any(), configuration: configuration, id: 0, logger: logger
+                on: PostgresClient.defaultEventLoopGroup.any(), configuration: configuration, id: id, logger: logger
             ).get()
         } catch {
             var failure = StructPostgresError.from(error, sql: nil)

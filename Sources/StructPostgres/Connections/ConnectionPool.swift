@@ -1,23 +1,49 @@
+import _ConnectionPoolModule
 import CoreMetrics
 import Logging
+import NIOCore
 import PostgresNIO
+import ServiceLifecycle
 import Synchronization
 
-/// The connections layer: PostgresNIO's `PostgresClient`, the connections kept leased between calls, and what
-/// stops a cancelled statement. Every connection a call uses is leased here (``withConnection(_:)``).
+/// The connections layer of one host: PostgresNIO's connection pool, which opens, keeps alive, replaces and closes
+/// connections, and the library's ``LeaseStateMachine`` over it, which keeps connections leased from it and hands
+/// them from call to call (``withConnection(_:)``). This type only runs the machine's actions: it resumes waiting
+/// calls, leases from and gives back to PostgresNIO's pool, and arms the one timer.
 final class ConnectionPool: Sendable {
-    let client: PostgresClient
+    typealias Upstream = _ConnectionPoolModule.ConnectionPool<
+        PostgresConnection, PostgresConnection.ID, ConnectionIDGenerator, UpstreamRequest, Int, KeepAlive,
+        NoOpConnectionPoolMetrics<PostgresConnection.ID>, ContinuousClock
+    >
+    typealias Machine = LeaseStateMachine<PostgresConnection, StructPostgresError>
+
     let settings: ConnectionSettings
     let options: PoolOptions
     let logger: Logger
-    let leases = Mutex(LeaseBook())
-    let keeper: ConnectionKeeper
     let canceller: StatementCanceller
     let telemetry: Telemetry
-    /// One of several hosts or a replica: with no connection open, a caller that would wait for one first checks
-    /// that the host accepts connections, so that a host that is down fails the call at once (and the router
+    /// One of several hosts or a replica: a host that cannot be reached fails the call at once (and the router
     /// goes elsewhere) instead of after ``PoolOptions/acquireTimeout``.
     let failsFast: Bool
+    /// Signalled when ``run()`` starts (it may have stopped since).
+    let started = ReleaseSignal()
+    private let state: Mutex<Locked>
+    private let ids = Atomic(0)
+    private let upstreamBox = Mutex<Upstream?>(nil)
+
+    private struct Locked {
+        var machine: Machine
+        /// The calls waiting, by the id the machine knows them by.
+        var waiting: [Int: CheckedContinuation<PostgresConnection, any Error>] = [:]
+        /// Calls cancelled before they started waiting.
+        var cancelledEarly: Set<Int> = []
+        var timer: Scheduled<Void>?
+        var running = false
+        /// Leases asked of PostgresNIO's pool and not yet answered, oldest first.
+        var outstanding: [Int] = []
+        /// Leases withdrawn and asked again (see ``nudge()``): their answers are not the machine's.
+        var withdrawn: Set<Int> = []
+    }
 
     init(settings: ConnectionSettings, options: PoolOptions, logger: Logger, telemetry: Telemetry, failsFast: Bool = false) throws {
         self.telemetry = telemetry
@@ -25,31 +51,274 @@ final class ConnectionPool: Sendable {
         self.settings = settings
         self.options = options
         self.logger = logger
-        client = PostgresClient(configuration: try settings.clientConfiguration(pool: options), backgroundLogger: logger)
-        keeper = ConnectionKeeper(idleLimit: options.keepIdleConnectionsFor)
+        _ = try settings.connectionConfiguration()
         canceller = StatementCanceller(settings: settings, connectTimeout: settings.connectTimeout ?? options.connectTimeout, logger: logger)
+        state = Mutex(Locked(machine: Machine(.init(
+            maximum: options.maxConnections, keepIdleFor: options.keepIdleConnectionsFor,
+            acquireTimeout: options.acquireTimeout, failsFast: failsFast))))
+        var configuration = ConnectionPoolConfiguration()
+        configuration.minimumConnectionCount = options.minConnections
+        configuration.maximumConnectionSoftLimit = options.maxConnections
+        configuration.maximumConnectionHardLimit = options.maxConnections
+        configuration.idleTimeout = options.idleTimeout
+        // A lease asked while as many connections as this are being opened is queued and may wait for the next
+        // lease to be asked before one is opened for it: never fewer than the machine may ask for.
+        configuration.maximumConcurrentConnectionRequests = max(options.maxConnections, configuration.maximumConcurrentConnectionRequests)
+        let upstream = Upstream(
+            configuration: configuration, idGenerator: ConnectionIDGenerator(), requestType: UpstreamRequest.self,
+            keepAliveBehavior: KeepAlive(logger: logger), observabilityDelegate: NoOpConnectionPoolMetrics(connectionIDType: Int.self),
+            clock: ContinuousClock()
+        ) { [weak self] id, _ in
+            guard let self else { throw StructPostgresError(.connectionLost, "the pool has stopped") }
+            return ConnectionAndMetadata(connection: try await self.open(id: id), maximalStreamsOnConnection: 1)
+        }
+        upstreamBox.withLock { $0 = upstream }
     }
+
+    private var upstream: Upstream { upstreamBox.withLock { $0! } }
 
     /// The host and port this pool connects to.
     var endpoint: Endpoint { Endpoint(host: settings.host, port: settings.port) }
 
-    /// For a pool that ``failsFast``: throws when no connection is open and the host refuses a new one.
-    func checkReachable() async throws {
-        guard failsFast, leases.withLock({ $0.open.isEmpty }) else { return }
-        try await diagnoseConnection()
-    }
-
     /// How long opening one connection may take.
     var connectTimeout: Duration { settings.connectTimeout ?? options.connectTimeout }
 
-    /// How many pooled connections calls are using (kept idle ones do not count).
-    var connectionsInUse: Int { leases.withLock { $0.inUse } }
+    /// How many connections calls are using.
+    var connectionsInUse: Int { state.withLock { $0.machine.inUse } }
+
+    /// How many kept connections wait idle for the next call.
+    var idleKeptCount: Int { state.withLock { $0.machine.idleCount } }
+
+    // MARK: Leasing
+
+    /// Leases a connection for `body` and gives it back afterwards. A connection found closed before `body` starts
+    /// is dropped and another leased: as many times as the pool holds connections, plus one.
+    func withConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        try await withConnection(reportingTo: telemetry.metrics, body)
+    }
+
+    /// ``withConnection(_:)``, reporting the pool's use to `metrics`, the metrics backend its operation looked up.
+    func withConnection<T>(reportingTo metrics: (any MetricsFactory)?, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+        for _ in 0...options.maxConnections {
+            let connection = try await lease(reportingTo: metrics)
+            guard !connection.isClosed else {
+                release(connection)
+                continue
+            }
+            defer {
+                release(connection)
+                reportUsage(to: metrics)
+            }
+            return try await body(connection)
+        }
+        throw StructPostgresError(.connectionLost, "every connection the pool handed out had closed (the server restarting?)")
+    }
+
+    private func lease(reportingTo metrics: (any MetricsFactory)?) async throws -> PostgresConnection {
+        let id = ids.add(1, ordering: .relaxed).newValue
+        let now = ContinuousClock.now
+        let immediate = state.withLock { locked -> PostgresConnection? in
+            guard locked.machine.idleCount > 0, case .connection(let connection) = locked.machine.lease(id, now: now) else { return nil }
+            return connection
+        }
+        if let immediate { return immediate }
+        if failsFast { try await checkReachable() }
+        let connection: PostgresConnection
+        do {
+            connection = try await waitForConnection(id, since: now, reportingTo: metrics)
+        } catch let error as StructPostgresError where error.code == .poolTimeout && connectionsInUse < options.maxConnections {
+            // Not every connection is in use: connecting keeps failing. One attempt here says why, when it fails.
+            try await diagnoseConnection()
+            throw error
+        }
+        telemetry.recordWait(ContinuousClock.now - now)
+        return connection
+    }
+
+    private func waitForConnection(
+        _ id: Int, since now: ContinuousClock.Instant, reportingTo metrics: (any MetricsFactory)?
+    ) async throws -> PostgresConnection {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PostgresConnection, any Error>) in
+                let (answer, actions) = state.withLock { locked -> (Result<PostgresConnection, StructPostgresError>?, Machine.Actions) in
+                    switch locked.machine.lease(id, now: now) {
+                    case .connection(let connection): return (.success(connection), Machine.Actions())
+                    case .failed(let reason, let actions): return (.failure(error(reason, locked)), actions)
+                    case .wait(let actions):
+                        if locked.cancelledEarly.remove(id) != nil {
+                            return (.failure(error(.cancelled, locked)), actions.merged(locked.machine.cancel(id), dropping: id))
+                        }
+                        locked.waiting[id] = continuation
+                        return (nil, actions)
+                    }
+                }
+                if let answer { continuation.resume(with: answer) }
+                run(actions)
+                if answer == nil { reportUsage(to: metrics) }
+            }
+        } onCancel: {
+            let actions = state.withLock { locked -> Machine.Actions in
+                guard locked.waiting[id] != nil else {
+                    locked.cancelledEarly.insert(id)
+                    return Machine.Actions()
+                }
+                return locked.machine.cancel(id)
+            }
+            run(actions)
+        }
+    }
+
+    private func release(_ connection: PostgresConnection) {
+        let reusable = !connection.isClosed
+        run(state.withLock { $0.machine.release(connection, reusable: reusable, now: .now) })
+    }
+
+    /// Runs what the machine decided, outside the lock but for the timer.
+    private func run(_ actions: Machine.Actions) {
+        guard !actions.isEmpty else { return }
+        let (answers, requests) = state.withLock { locked in
+            if let due = actions.armTimer { arm(due, &locked) }
+            let requests = (0..<actions.requestUpstream).map { _ in UpstreamRequest(id: ids.add(1, ordering: .relaxed).newValue, pool: self) }
+            locked.outstanding += requests.map(\.id)
+            var answers: [(CheckedContinuation<PostgresConnection, any Error>, Result<PostgresConnection, StructPostgresError>)] = []
+            for (connection, id) in actions.hand {
+                if let continuation = locked.waiting.removeValue(forKey: id) { answers.append((continuation, .success(connection))) }
+            }
+            for (id, reason) in actions.fail {
+                if let continuation = locked.waiting.removeValue(forKey: id) { answers.append((continuation, .failure(error(reason, locked)))) }
+            }
+            return (answers, requests)
+        }
+        for (continuation, answer) in answers { continuation.resume(with: answer) }
+        for connection in actions.releaseUpstream { upstream.releaseConnection(connection) }
+        if !requests.isEmpty { upstream.leaseConnections(requests) }
+    }
+
+    private func arm(_ due: ContinuousClock.Instant, _ locked: inout Locked) {
+        locked.timer?.cancel()
+        let delay = max(.zero, due - .now)
+        locked.timer = PostgresClient.defaultEventLoopGroup.any().scheduleTask(in: TimeAmount(delay)) { [weak self] in
+            guard let self else { return }
+            self.run(self.state.withLock { $0.machine.timerFired(now: .now) })
+        }
+    }
+
+    /// The error a waiting call ends with (under the lock: it reads the pool's use).
+    private func error(_ reason: Machine.Reason, _ locked: Locked) -> StructPostgresError {
+        switch reason {
+        case .refused(let error), .unreachable(let error):
+            return error
+        case .cancelled:
+            return StructPostgresError.from(CancellationError(), sql: nil)
+        case .shutDown:
+            return StructPostgresError(.connectionLost, "the connection pool has stopped")
+        case .timedOut:
+            let notRunning = locked.running ? "" : " (PostgresService.run() has not been started: the pool hands out connections only while it runs)"
+            return StructPostgresError(
+                .poolTimeout,
+                "no free connection within \(options.acquireTimeout): the pool holds at most \(options.maxConnections) connections and \(locked.machine.inUse) are in use\(notRunning)")
+        }
+    }
+
+    // MARK: PostgresNIO's pool
+
+    /// PostgresNIO's pool answered lease `id`, asked for by the machine (or withdrawn since: then a connection goes
+    /// straight back, and a failure is the withdrawal's).
+    fileprivate func answered(_ id: Int, _ result: Result<ConnectionLease<PostgresConnection>, ConnectionPoolError>) {
+        let now = ContinuousClock.now
+        let actions = state.withLock { locked -> Machine.Actions? in
+            locked.outstanding.removeAll { $0 == id }
+            let withdrawn = locked.withdrawn.remove(id) != nil
+            switch result {
+            case .success(let lease):
+                if withdrawn { return Machine.Actions(releaseUpstream: [lease.connection]) }
+                return locked.machine.leased(lease.connection, now: now)
+            case .failure(let error):
+                if withdrawn { return nil }
+                let failure = StructPostgresError(.connectionLost, "cannot connect to \(settings): PostgresNIO's pool gave up (\(error))")
+                return locked.machine.leaseFailed(failure)
+            }
+        }
+        if let actions { run(actions) }
+    }
+
+    /// After a connection closed: PostgresNIO's pool opens no connection for leases already queued when one closes
+    /// (`PoolStateMachine.connectionClosed` only refills its minimum; canary: `UpstreamPoolCanaryTests`), so a
+    /// call waiting for one would wait until another lease is asked. The oldest lease still asked for is withdrawn
+    /// and asked again, which opens a connection in the slot the closed one left. Run after the pool has seen the
+    /// closing (the closing connection's event loop, after its close callbacks).
+    private func nudge() {
+        let swap = state.withLock { locked -> (old: Int, new: UpstreamRequest)? in
+            guard !locked.outstanding.isEmpty else { return nil }
+            let old = locked.outstanding.removeFirst()
+            locked.withdrawn.insert(old)
+            let new = UpstreamRequest(id: ids.add(1, ordering: .relaxed).newValue, pool: self)
+            locked.outstanding.append(new.id)
+            return (old, new)
+        }
+        guard let swap else { return }
+        upstream.cancelLeaseConnection(swap.old)
+        upstream.leaseConnection(swap.new)
+    }
+
+    /// Opens a connection for PostgresNIO's pool, places the commit watcher on it before any statement, and tells the
+    /// machine how that went: a server that refuses the client for good (class 28, 3D000) fails waiting calls at once.
+    private func open(id: PostgresConnection.ID) async throws -> PostgresConnection {
+        do {
+            let connection = try await settings.connect(timeout: connectTimeout, id: id, logger: logger)
+            try await connection.eventLoop.submit { [logger] in _ = ReadyForQueryWatcher.of(connection, logger: logger) }.get()
+            state.withLock { $0.machine.connected() }
+            let loop = connection.eventLoop
+            connection.closeFuture.whenComplete { [weak self, weak connection] _ in
+                guard let self else { return }
+                self.state.withLock { $0.machine.closed(connection) }
+                loop.execute { self.nudge() }
+            }
+            return connection
+        } catch {
+            let failure = StructPostgresError.from(error, sql: nil)
+            let refused = failure.sqlState.map { $0.hasPrefix("28") || $0 == "3D000" } ?? false
+            run(state.withLock { $0.machine.connectFailed(failure, refusedForGood: refused) })
+            throw error
+        }
+    }
+
+    // MARK: Running
+
+    /// Runs PostgresNIO's pool until cancelled or a graceful shutdown; then fails waiting calls and gives every kept
+    /// connection back.
+    func run() async {
+        state.withLock { $0.running = true }
+        started.signal()
+        await withTaskCancellationHandler {
+            await cancelWhenGracefulShutdown { await self.upstream.run() }
+        } onCancel: {
+            run(state.withLock { locked in
+                locked.running = false
+                locked.timer?.cancel()
+                return locked.machine.shutDown()
+            })
+        }
+        run(state.withLock { $0.machine.shutDown() })
+    }
+
+    /// For a pool that ``failsFast``: throws when no connection is open and the host refuses a new one.
+    func checkReachable() async throws {
+        guard failsFast, state.withLock({ $0.machine.open == 0 }) else { return }
+        try await diagnoseConnection()
+    }
+
+    /// Opens one connection outside the pool, so that a pool that keeps failing to connect reports why.
+    func diagnoseConnection() async throws {
+        let connection = try await settings.connect(timeout: connectTimeout, logger: logger)
+        try? await connection.close()
+    }
 
     /// Reports the pool's use to `metrics`, the metrics backend, when there is one.
     func reportUsage(to metrics: (any MetricsFactory)?) {
         guard let metrics else { return }
-        let (inUse, open, waiting) = leases.withLock { ($0.inUse, $0.open.count, $0.waiting) }
-        telemetry.recordPool(inUse: inUse, idle: max(0, open - inUse), waiting: waiting, max: options.maxConnections, metrics)
+        let (inUse, idle, waiting) = state.withLock { ($0.machine.inUse, $0.machine.idleCount, $0.machine.waiting) }
+        telemetry.recordPool(inUse: inUse, idle: idle, waiting: waiting, max: options.maxConnections, metrics)
     }
 
     /// A connection of its own, outside the pool, closed after `body`: for work that changes session state
@@ -67,20 +336,35 @@ final class ConnectionPool: Sendable {
     }
 }
 
-/// Which pooled connections are known to be open, how many are in use or being waited for, and which are
-/// kept idle for the next call (see ``ConnectionKeeper``).
-struct LeaseBook {
-    var open: Set<PostgresConnection.ID> = []
-    var inUse = 0
-    var waiting = 0
-    /// Kept connections no call is using, the most recently used last.
-    var kept: [IdleConnection] = []
-    /// Whether a connection has ever opened: until then, a call still waiting after `refusalGrace` asks the server
-    /// itself, so that a server turning this client away fails the call at once (see `refusal()`).
-    var everOpened = false
-    /// Whether a call is asking the server itself (one at a time).
-    var askingServer = false
+extension LeaseStateMachine.Actions {
+    /// These actions and `other`'s, without answers to call `id` (the caller answers it itself).
+    func merged(_ other: Self, dropping id: Int) -> Self {
+        var merged = self
+        merged.hand += other.hand.filter { $0.to != id }
+        merged.fail += other.fail.filter { $0.0 != id }
+        merged.requestUpstream += other.requestUpstream
+        merged.releaseUpstream += other.releaseUpstream
+        merged.armTimer = other.armTimer ?? armTimer
+        return merged
+    }
+}
 
-    /// Whether a connection known to be open is idle in the pool and not promised to a waiting lease.
-    var hasIdleConnection: Bool { open.count > inUse + waiting + kept.count }
+/// A lease the machine asks of PostgresNIO's pool; its answer goes back to the machine.
+struct UpstreamRequest: ConnectionRequestProtocol {
+    let id: Int
+    let pool: ConnectionPool
+
+    func complete(with result: Result<ConnectionLease<PostgresConnection>, ConnectionPoolError>) {
+        pool.answered(id, result)
+    }
+}
+
+/// PostgresNIO's pool checks an idle connection every 30 seconds with `SELECT 1`, as `PostgresClient` does.
+struct KeepAlive: ConnectionKeepAliveBehavior {
+    let logger: Logger
+    var keepAliveFrequency: Duration? { .seconds(30) }
+
+    func runKeepAlive(for connection: PostgresConnection) async throws {
+        _ = try await connection.sendingOnEventLoop { try await connection.query("SELECT 1", logger: logger).get() }
+    }
 }

@@ -143,7 +143,7 @@ final class ConnectionRouter: Sendable {
 
     /// Waits until every pool runs.
     func waitUntilStarted() async {
-        for pool in pools { await pool.keeper.started.wait() }
+        for pool in pools { await pool.started.wait() }
     }
 
     var connectionsInUse: Int { pools.reduce(0) { $0 + $1.connectionsInUse } }

@@ -136,7 +136,7 @@ struct DatabaseSession: Sendable {
     /// outside a transaction is committed only then (see ``ReadyForQueryWatcher``). An error raised by that commit
     /// is thrown as the statement's; a connection lost before it, as an unknown outcome. On the event loop.
     private func performToTheEnd<T>(_ sql: String, _ perform: () async throws -> T) async throws -> T {
-        let watcher = ReadyForQueryWatcher.of(connection, logger: context.logger)
+        let watcher = ReadyForQueryWatcher.forceFallback ? nil : ReadyForQueryWatcher.of(connection, logger: context.logger)
         let result = try await perform()
         let outcome: ReadyForQueryWatcher.Outcome
         switch watcher?.outcomeOfLastStatement() ?? .now(.unknown) {

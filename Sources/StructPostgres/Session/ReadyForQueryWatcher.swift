@@ -138,7 +138,7 @@ extension ReadyForQueryWatcher {
     }
 
     private static func install(on connection: PostgresConnection, logger: Logger) -> ReadyForQueryWatcher? {
-        guard !forceFallback, let channel = connection.channelForWatching else {
+        guard let channel = connection.channelForWatching else {
             logger.warning("cannot read PostgresNIO's channel: each statement is confirmed by a second one, which costs a round trip")
             return nil
         }
@@ -157,7 +157,7 @@ extension ReadyForQueryWatcher {
         }
     }
 
-    /// Tests: place no watcher on connections first used in this task, so that statements are confirmed the slow way.
+    /// Tests: statements sent from this task are confirmed the slow way, as without a watcher.
     @TaskLocal static var forceFallback = false
 }
 

@@ -1,0 +1,47 @@
+import Foundation
+import PostgresNIO
+import StructPostgres
+import Synchronization
+
+/// W4b with coalescing off: 64 tasks x 100 single upserts through a pool of 8, where most calls must wait for a
+/// connection. The library against two hand-written contenders, each in rounds of its own against it: code on
+/// 8 held connections (the 6,400 upserts shared among 8 workers, each on a connection it holds: the fastest
+/// hand-written code can be), and 64 tasks leasing from PostgresNIO's pool per call.
+extension Bench {
+    func contendedUpserts(_ report: inout Report) async throws {
+        let (tasks, perTask, connections) = (64, options.singles / 20, 8)
+        for variant in ["8 held connections", "a lease per call"] {
+            let workload = "W4b \(tasks) tasks x \(perTask) upserts, against \(variant)"
+            let throughput = try await rounds(options.shortRounds, fluent: false) { contender in
+                try await seed(books: tasks * perTask / 2)
+                let seconds = try await Report.seconds {
+                    switch (contender, variant) {
+                    case (.handWritten, "8 held connections"):
+                        let next = Atomic(0)
+                        try await withThrowingTaskGroup(of: Void.self) { group in
+                            for _ in 0..<connections {
+                                group.addTask { [hand, options] in
+                                    try await hand.client.withConnection { connection in
+                                        while true {
+                                            let index = next.add(1, ordering: .relaxed).oldValue
+                                            guard index < tasks * perTask else { return }
+                                            try await hand.upsertOne(BenchData.book(index, authors: options.authors, version: 6), on: connection)
+                                        }
+                                    }
+                                }
+                            }
+                            try await group.waitForAll()
+                        }
+                    case (.handWritten, _):
+                        try await upsertConcurrently(tasks: tasks, perTask: perTask, version: 6) { try await hand.upsertOne($0) }
+                    default:
+                        try await upsertConcurrently(tasks: tasks, perTask: perTask, version: 6) { try await service.update(entities: [$0]) }
+                    }
+                }
+                try await verify(BenchData.books(0..<(tasks * perTask), authors: options.authors, version: 6), contender.rawValue, total: tasks * perTask)
+                return Double(tasks * perTask) / seconds
+            }
+            report.add(workload, unit: "rows/s", rounds: throughput, target: .atLeast(1.0))
+        }
+    }
+}
