@@ -17,13 +17,14 @@ extension Bench {
                 let seconds = try await Report.seconds {
                     switch (contender, variant) {
                     case (.handWritten, "8 held connections"):
-                        let next = Atomic(0)
+                        let next = Counter()
+                        let (hand, options) = (self.hand, self.options)
                         try await withThrowingTaskGroup(of: Void.self) { group in
                             for _ in 0..<connections {
-                                group.addTask { [hand, options] in
+                                group.addTask {
                                     try await hand.client.withConnection { connection in
                                         while true {
-                                            let index = next.add(1, ordering: .relaxed).oldValue
+                                            let index = next.value.add(1, ordering: .relaxed).oldValue
                                             guard index < tasks * perTask else { return }
                                             try await hand.upsertOne(BenchData.book(index, authors: options.authors, version: 6), on: connection)
                                         }
@@ -44,4 +45,9 @@ extension Bench {
             report.add(workload, unit: "rows/s", rounds: throughput, target: .atLeast(1.0))
         }
     }
+}
+
+/// A counter shared by tasks.
+final class Counter: Sendable {
+    let value = Atomic(0)
 }
