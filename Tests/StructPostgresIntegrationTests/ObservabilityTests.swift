@@ -273,4 +273,88 @@ import Tracing
             #expect(!texts.contains { $0.contains(password) })
         }
     }
+
+    /// A stream outside a transaction is one operation: its span lasts while the stream is iterated and carries the
+    /// rows read; its statements (BEGIN, DECLARE) are inside it.
+    @Test func aStreamsSpanLastsWhileItIsIteratedAndCountsItsRows() async throws {
+        try await observed(BookSchema.create) { (service: PostgresService, tracer: InMemoryTracer, metrics: TestMetrics) async throws in
+            try await service.update(entities: (0..<600).map { Novel(uuid: UUID(), title: "N\($0)", price: 1, publisher: nil) })
+            tracer.clearAll()
+            let started = ContinuousClock.now
+            let count = try await Self.read(service.stream(Novel.self), pausingAfter: 300)
+            #expect(count == 600)
+            let iterated = ContinuousClock.now - started
+            let spans = tracer.finishedSpans
+            let stream = try #require(spans.first { $0.operationName == "stream books" }, "\(spans.map(\.operationName))")
+            let end: UInt64 = stream.endInstant.nanosecondsSinceEpoch
+            let start: UInt64 = stream.startInstant.nanosecondsSinceEpoch
+            let lasted = Duration.nanoseconds(Int64(end - start))
+            #expect(lasted >= .milliseconds(200) && lasted <= iterated, "the span lasted \(lasted), the iteration \(iterated)")
+            let returned: SpanAttribute? = stream.attributes.get("db.response.returned_rows")
+            #expect(returned == .int64(600), "\(stream.attributes)")
+            let inside = spans.filter { $0.parentSpanID == stream.spanID }.map(\.operationName)
+            #expect(inside.contains("BEGIN") && inside.contains("DECLARE"), "\(inside)")
+            let read = metrics.counters.first { $0.label == "structpg.rows" && $0.dimensions.contains { $0 == ("direction", "read") } }
+            #expect(read?.totalValue == 600)
+        }
+    }
+
+    /// Reads `stream` (at most `upTo` models), pausing 200 ms after `pausingAfter`; returns how many it read.
+    private static func read(_ stream: ModelStream<Novel>, pausingAfter pause: Int = -1, upTo limit: Int = .max) async throws -> Int {
+        var rows = stream.makeAsyncIterator()
+        var count = 0
+        while count < limit, try await rows.next() != nil {
+            count += 1
+            if count == pause { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        return count
+    }
+
+    /// A stream dropped before its end ends its span, with the rows read until then.
+    @Test func aStreamThatIsAbandonedEndsItsSpan() async throws {
+        try await observed(BookSchema.create) { (service: PostgresService, tracer: InMemoryTracer, _: TestMetrics) async throws in
+            try await service.update(entities: (0..<50).map { Novel(uuid: UUID(), title: "N\($0)", price: 1, publisher: nil) })
+            tracer.clearAll()
+            _ = try await Self.read(service.stream(Novel.self), upTo: 2)
+            let stream = try #require(tracer.finishedSpans.first { $0.operationName == "stream books" })
+            let returned: SpanAttribute? = stream.attributes.get("db.response.returned_rows")
+            #expect(returned == .int64(2))
+        }
+    }
+
+    /// A tracer bound with `withTracer` (none configured) sees every statement of a coalesced batch, as a configured
+    /// one does: the batch is written with the instruments of the call that sent it.
+    @Test func aTaskBoundTracerSeesTheStatementsOfCoalescedBatches() async throws {
+        try await withTables(BookSchema.create, configure: { $0.coalescing = WriteCoalescing() }) { service, log in
+            let tracer = InMemoryTracer()
+            try await withTracer(tracer) {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for index in 0..<40 {
+                        group.addTask { try await service.update(entities: [Novel(uuid: UUID(), title: "N\(index)", price: 1, publisher: nil)]) }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+            let sent = log.all.filter { $0.hasPrefix("INSERT") || $0.hasPrefix("WITH") }.count
+            let traced = tracer.finishedSpans.filter { $0.operationName == "INSERT" || $0.operationName == "WITH" }.count
+            #expect(sent > 0 && traced == sent, "\(traced) statement spans for \(sent) statements sent")
+        }
+    }
+
+    /// The library's own look-ups record nothing: observing records the fetches it makes, and no other fetch.
+    @Test func observingRecordsOnlyTheFetchesItMakes() async throws {
+        try await observed(BookSchema.create) { (service: PostgresService, tracer: InMemoryTracer, metrics: TestMetrics) async throws in
+            try await service.execute(unsafeSQL: ChangeNotifications.installSQL(tables: ["books"], keys: false))
+            var iterator = service.observe(Novel.self).makeAsyncIterator()
+            _ = try await iterator.next()
+            for _ in 0..<500 where !tracer.finishedSpans.contains(where: { $0.operationName == "fetch books" }) {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            let fetches = tracer.finishedSpans.filter { $0.operationName == "fetch books" }
+            #expect(fetches.count == 1, "\(tracer.finishedSpans.map(\.operationName))")
+            let timers = metrics.timers.filter { $0.label == "db.client.operation.duration" && $0.dimensions.contains { $0 == ("db.operation.name", "fetch") } }
+            #expect(timers.map { $0.values.count }.reduce(0, +) == 1)
+            #expect(!tracer.finishedSpans.contains { $0.operationName.hasPrefix("lookup") })
+        }
+    }
 }

@@ -358,3 +358,47 @@ private final class OtherService: Sendable {
         _ = try? await task.value
     }
 }
+
+extension ObservationTests {
+    /// A reader that falls behind its buffering loses what does not fit and reads, where it was dropped, how much.
+    @Test func aReaderBehindItsBufferingReadsHowManyChangesWereDropped() async throws {
+        try await withNotes { service in
+            let all = Mutex<[ChangeEvent]>([])
+            let everything = Task {
+                for try await event in service.changes(in: ["notes"], buffering: .unbounded) { all.withLock { $0.append(event) } }
+            }
+            defer { everything.cancel() }
+            let gate = ReleaseSignal()
+            let slow = Task { () -> [ChangeEvent] in
+                var events: [ChangeEvent] = []
+                var iterator = service.changes(in: ["notes"], buffering: .bounded(5)).makeAsyncIterator()
+                if let first = try await iterator.next() { events.append(first) }
+                await gate.wait()
+                while events.count < 7, let event = try await iterator.next() { events.append(event) }
+                return events
+            }
+            try await waitForChannels(service, subscribers: 2)
+            // One notification per statement (an upsert announces an insert and an update).
+            for index in 0..<21 { try await service.execute(unsafeSQL: "INSERT INTO notes VALUES (gen_random_uuid(), 'n\(index)')") }
+            try await waitFor { all.withLock { $0.count } >= 21 }
+            try await Task.sleep(for: .milliseconds(200))
+            gate.signal()
+            let events = try await slow.value
+            #expect(events.count == 7)
+            #expect(events.prefix(6).allSatisfy { if case .change = $0 { true } else { false } }, "\(events)")
+            #expect(events.last == .dropped(15), "\(events)")
+        }
+    }
+
+    private func waitForChannels(_ service: PostgresService, subscribers: Int) async throws {
+        try await waitFor { service.runtime.listener.channelCount > 0 }
+        // Both readers subscribe on the same channel: give the second one time to register.
+        try await Task.sleep(for: .milliseconds(300))
+    }
+
+    private func waitFor(_ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !condition() && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(condition())
+    }
+}

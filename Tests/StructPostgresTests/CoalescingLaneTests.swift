@@ -27,6 +27,16 @@ private struct Tick: StoredModel {
         }
     }
 
+    /// A lane whose batches run in background tasks of the test's own, ended when `body` returns.
+    private func withLane(_ settings: WriteCoalescing, _ body: (CoalescingLane<Tick>) async throws -> Void) async throws {
+        let background = BackgroundTasks()
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { await background.run() }
+            defer { background.finish() }
+            try await body(CoalescingLane<Tick>(settings: settings, background: background))
+        }
+    }
+
     private func waitUntil(_ condition: () -> Bool) async throws {
         for _ in 0..<500 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
         #expect(condition())
@@ -34,7 +44,7 @@ private struct Tick: StoredModel {
 
     @Test func aCallAfterAWithdrawnCallWhoseWindowEndedIsStillSent() async throws {
         // A window long enough to see a call waiting in it on a loaded machine (the test polls every 10 ms).
-        let lane = CoalescingLane<Tick>(settings: WriteCoalescing(window: .seconds(1)))
+        try await withLane(WriteCoalescing(window: .seconds(1))) { (lane: CoalescingLane<Tick>) async throws in
         let writes = Writes(pause: .milliseconds(300))
         // A lone write, and three calls behind it: their batch makes the lane expect three calls at a time.
         let first = Task { try await lane.upsert(Tick(uuid: UUID()), write: writes.write) }
@@ -57,12 +67,30 @@ private struct Tick: StoredModel {
         #expect(try await lane.upsert(Tick(uuid: UUID()), write: writes.write) == UpsertResult(inserted: 1))
         #expect(ContinuousClock.now - started < .seconds(5))
         #expect(writes.sizes.withLock { $0 } == [1, 3, 1])
+        }
     }
 
     @Test func callsOneAtATimeAreEachWrittenAtOnce() async throws {
-        let lane = CoalescingLane<Tick>(settings: WriteCoalescing(window: .seconds(60)))
-        let writes = Writes(pause: .zero)
-        for _ in 0..<5 { #expect(try await lane.upsert(Tick(uuid: UUID()), write: writes.write) == UpsertResult(inserted: 1)) }
-        #expect(writes.sizes.withLock { $0 } == [1, 1, 1, 1, 1])
+        try await withLane(WriteCoalescing(window: .seconds(60))) { (lane: CoalescingLane<Tick>) async throws in
+            let writes = Writes(pause: .zero)
+            for _ in 0..<5 { #expect(try await lane.upsert(Tick(uuid: UUID()), write: writes.write) == UpsertResult(inserted: 1)) }
+            #expect(writes.sizes.withLock { $0 } == [1, 1, 1, 1, 1])
+        }
+    }
+
+    /// Once the service stopped, a batch is not sent: its calls fail by name (a lone call is written in its own task).
+    @Test func aBatchAfterTheServiceStoppedFailsItsCallsByName() async throws {
+        let background = BackgroundTasks()
+        background.finish()
+        await background.run()
+        let lane = CoalescingLane<Tick>(settings: WriteCoalescing(window: .milliseconds(10)), background: background)
+        let writes = Writes(pause: .milliseconds(300))
+        let alone = Task { try await lane.upsert(Tick(uuid: UUID()), write: writes.write) }
+        try await waitUntil { lane.load.writing == 1 }
+        let behind = Task { try await lane.upsert(Tick(uuid: UUID()), write: writes.write) }
+        #expect(try await alone.value == UpsertResult(inserted: 1))
+        let error = await #expect(throws: StructPostgresError.self) { try await behind.value }
+        #expect(error?.message.contains("the service has stopped") == true, "\(String(describing: error))")
+        #expect(writes.sizes.withLock { $0 } == [1])
     }
 }

@@ -7,7 +7,8 @@ import Synchronization
 /// on the channels its subscribers need (and stops listening on a channel nobody needs any more), hands each
 /// notification to them, and after losing the connection reconnects, listens again and tells every subscriber
 /// to fetch again, so that a change made meanwhile is not missed. When reconnecting fails for longer than the
-/// patience given, subscribers receive the error.
+/// patience given, subscribers receive the error. Its tasks run in the service's ``BackgroundTasks``; when the service
+/// stops, every subscriber hears ``Event/finished``.
 final class ChangeListener: Sendable {
     /// What a subscriber hears.
     enum Event: Sendable {
@@ -17,6 +18,8 @@ final class ChangeListener: Sendable {
         case resumed
         /// The connection was lost and could not be opened again.
         case failed(StructPostgresError)
+        /// The service stopped: nothing more will arrive.
+        case finished
     }
 
     private struct Subscriber {
@@ -29,11 +32,12 @@ final class ChangeListener: Sendable {
         var nextID = 0
         var connection: PostgresConnection?
         /// The task listening on each channel, on the current connection.
-        var listening: [String: Task<Void, Never>] = [:]
+        var listening: [String: BackgroundTasks.Handle] = [:]
         /// Channels whose LISTEN has been confirmed on the current connection.
         var confirmed: Set<String> = []
         var waitingForConfirmation: [String: [CheckedContinuation<Void, any Error>]] = [:]
-        var connecting: Task<PostgresConnection, any Error>?
+        /// Callers waiting for the connection being opened; `nil` while none is.
+        var connecting: [CheckedContinuation<PostgresConnection, any Error>]?
         var stopped = false
     }
 
@@ -43,13 +47,15 @@ final class ChangeListener: Sendable {
     private let notify: @Sendable (String) async throws -> Void
     private let reconnectPatience: Duration
     private let logger: Logger
+    private let background: BackgroundTasks
     /// How long a new listening connection waits for its own test notification once it was committed.
     static let deliveryPatience: Duration = .seconds(3)
 
     init(
-        reconnectPatience: Duration, logger: Logger, connect: @escaping @Sendable () async throws -> PostgresConnection,
-        notify: @escaping @Sendable (String) async throws -> Void
+        reconnectPatience: Duration, logger: Logger, background: BackgroundTasks,
+        connect: @escaping @Sendable () async throws -> PostgresConnection, notify: @escaping @Sendable (String) async throws -> Void
     ) {
+        self.background = background
         self.connect = connect
         self.notify = notify
         self.reconnectPatience = reconnectPatience
@@ -59,7 +65,8 @@ final class ChangeListener: Sendable {
     /// Registers a subscriber of `channels` and returns once the server listens on each of them, so that a fetch
     /// made afterwards cannot miss a change.
     func subscribe(_ channels: Set<String>, deliver: @escaping @Sendable (Event) -> Void) async throws -> Int {
-        let id = state.withLock { state -> Int in
+        let id = try state.withLock { state -> Int in
+            if state.stopped { throw Self.stoppedError }
             state.nextID += 1
             state.subscribers[state.nextID] = Subscriber(channels: channels, deliver: deliver)
             return state.nextID
@@ -76,7 +83,7 @@ final class ChangeListener: Sendable {
 
     /// Removes a subscriber; a channel nobody listens to any more is no longer listened on.
     func unsubscribe(_ id: Int) {
-        let unused = state.withLock { state -> [Task<Void, Never>] in
+        let unused = state.withLock { state -> [BackgroundTasks.Handle] in
             guard let subscriber = state.subscribers.removeValue(forKey: id) else { return [] }
             let stillWanted = Set(state.subscribers.values.flatMap(\.channels))
             return subscriber.channels.subtracting(stillWanted).compactMap { channel in
@@ -90,36 +97,52 @@ final class ChangeListener: Sendable {
     /// How many channels the server has confirmed listening on for this service.
     var channelCount: Int { state.withLock { $0.confirmed.count } }
 
-    /// Closes the listening connection and fails nothing: the service is stopping.
+    /// The service is stopping: closes the listening connection, tells every subscriber ``Event/finished`` and
+    /// refuses new ones.
     func stop() {
-        let (connection, tasks) = state.withLock { state -> (PostgresConnection?, [Task<Void, Never>]) in
+        let (connection, tasks, subscribers, waiting) = state.withLock { state in
             state.stopped = true
-            defer { state.listening = [:]; state.connection = nil }
-            return (state.connection, Array(state.listening.values))
+            defer {
+                state.listening = [:]
+                state.connection = nil
+                state.subscribers = [:]
+                state.waitingForConfirmation = [:]
+            }
+            return (state.connection, Array(state.listening.values), Array(state.subscribers.values), state.waitingForConfirmation.values.flatMap { $0 })
         }
         for task in tasks { task.cancel() }
         connection?.close().whenComplete { _ in }
+        for continuation in waiting { continuation.resume(throwing: Self.stoppedError) }
+        for subscriber in subscribers { subscriber.deliver(.finished) }
     }
+
+    static var stoppedError: StructPostgresError { BackgroundTasks.stopped("no change will be observed") }
 
     // MARK: The connection
 
     /// The listening connection, opened on first use (one opening shared by concurrent callers).
     private func connection() async throws -> PostgresConnection {
-        enum Next { case ready(PostgresConnection), wait(Task<PostgresConnection, any Error>) }
-        let next = state.withLock { state -> Next in
-            if let connection = state.connection, !connection.isClosed { return .ready(connection) }
-            if let connecting = state.connecting { return .wait(connecting) }
-            let task = Task { try await self.open() }
-            state.connecting = task
-            return .wait(task)
-        }
-        switch next {
-        case .ready(let connection): return connection
-        case .wait(let task): return try await task.value
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PostgresConnection, any Error>) in
+            enum Next { case ready(PostgresConnection), failed(any Error), wait, open }
+            let next = state.withLock { state -> Next in
+                if state.stopped { return .failed(Self.stoppedError) }
+                if let connection = state.connection, !connection.isClosed { return .ready(connection) }
+                let opening = state.connecting != nil
+                state.connecting = (state.connecting ?? []) + [continuation]
+                return opening ? .wait : .open
+            }
+            switch next {
+            case .ready(let connection): continuation.resume(returning: connection)
+            case .failed(let error): continuation.resume(throwing: error)
+            case .wait: break
+            case .open:
+                if !background.start({ await self.open() }) { opened(.failure(Self.stoppedError)) }
+            }
         }
     }
 
-    private func open() async throws -> PostgresConnection {
+    /// Opens the listening connection for the callers waiting for it.
+    private func open() async {
         do {
             let connection = try await connect()
             do {
@@ -128,16 +151,24 @@ final class ChangeListener: Sendable {
                 try? await connection.close().get()
                 throw error
             }
-            state.withLock { state in
-                state.connection = connection
-                state.connecting = nil
-            }
             connection.closeFuture.whenComplete { [self] _ in connectionClosed(connection) }
-            return connection
+            opened(.success(connection))
         } catch {
-            state.withLock { $0.connecting = nil }
-            throw error
+            opened(.failure(error))
         }
+    }
+
+    private func opened(_ result: Result<PostgresConnection, any Error>) {
+        let (waiting, unwanted) = state.withLock { state -> ([CheckedContinuation<PostgresConnection, any Error>], PostgresConnection?) in
+            defer { state.connecting = nil }
+            if case .success(let connection) = result {
+                if state.stopped { return (state.connecting ?? [], connection) }
+                state.connection = connection
+            }
+            return (state.connecting ?? [], nil)
+        }
+        unwanted?.close().whenComplete { _ in }
+        for continuation in waiting { continuation.resume(with: unwanted == nil ? result : .failure(Self.stoppedError)) }
     }
 
     /// Checks that a notification sent from another session reaches `connection`: behind a pooler in transaction
@@ -171,15 +202,23 @@ final class ChangeListener: Sendable {
     /// Starts listening on `channel`, unless that is done on `connection` already; returns once it is confirmed.
     private func listen(_ channel: String, on connection: PostgresConnection) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            enum Start { case confirmed, waiting, start }
+            enum Start { case confirmed, waiting, start, stopped }
             let start = state.withLock { state -> Start in
                 if state.confirmed.contains(channel) { return .confirmed }
                 state.waitingForConfirmation[channel, default: []].append(continuation)
                 if state.listening[channel] != nil { return .waiting }
-                state.listening[channel] = Task { await self.run(channel, on: connection) }
+                if state.stopped { return .stopped }
+                guard let handle = background.startCancellable({ await self.run(channel, on: connection) }) else { return .stopped }
+                state.listening[channel] = handle
                 return .start
             }
-            if case .confirmed = start { continuation.resume() }
+            switch start {
+            case .confirmed: continuation.resume()
+            case .stopped:
+                let waiting = state.withLock { $0.waitingForConfirmation.removeValue(forKey: channel) ?? [] }
+                for continuation in waiting { continuation.resume(throwing: Self.stoppedError) }
+            case .waiting, .start: break
+            }
         }
     }
 
@@ -213,13 +252,13 @@ final class ChangeListener: Sendable {
             guard state.connection === connection || state.connection == nil else { return false }
             state.connection = nil
             state.confirmed = []
-            for task in state.listening.values { task.cancel() }
+            for handle in state.listening.values { handle.cancel() }
             state.listening = [:]
             return !state.stopped && !state.subscribers.isEmpty
         }
         guard wanted else { return }
         logger.debug("the listening connection closed; reconnecting")
-        Task { await reconnect() }
+        _ = background.start { await self.reconnect() }
     }
 
     /// Opens a new connection, trying with growing pauses for ``reconnectPatience``, listens on every channel
@@ -237,10 +276,11 @@ final class ChangeListener: Sendable {
                 return
             } catch {
                 lastError = error
-                try? await Task.sleep(for: pause)
+                do { try await Task.sleep(for: pause) } catch { return }
                 pause = min(pause * 2, .seconds(2))
             }
         }
+        if state.withLock({ $0.stopped }) { return }
         let failure = StructPostgresError(
             .connectionLost,
             "the listening connection was lost and could not be opened again within \(reconnectPatience): \(StructPostgresError.from(lastError, sql: nil).message)")

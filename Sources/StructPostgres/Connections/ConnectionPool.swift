@@ -45,14 +45,18 @@ final class ConnectionPool: Sendable {
         var withdrawn: Set<Int> = []
     }
 
-    init(settings: ConnectionSettings, options: PoolOptions, logger: Logger, telemetry: Telemetry, failsFast: Bool = false) throws {
+    init(
+        settings: ConnectionSettings, options: PoolOptions, logger: Logger, telemetry: Telemetry, background: BackgroundTasks,
+        failsFast: Bool = false
+    ) throws {
         self.telemetry = telemetry
         self.failsFast = failsFast
         self.settings = settings
         self.options = options
         self.logger = logger
         _ = try settings.connectionConfiguration()
-        canceller = StatementCanceller(settings: settings, connectTimeout: settings.connectTimeout ?? options.connectTimeout, logger: logger)
+        canceller = StatementCanceller(
+            settings: settings, connectTimeout: settings.connectTimeout ?? options.connectTimeout, logger: logger, background: background)
         state = Mutex(Locked(machine: Machine(.init(
             maximum: options.maxConnections, keepIdleFor: options.keepIdleConnectionsFor,
             acquireTimeout: options.acquireTimeout, failsFast: failsFast))))
@@ -140,66 +144,78 @@ final class ConnectionPool: Sendable {
     ) async throws -> PostgresConnection {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PostgresConnection, any Error>) in
-                let (answer, actions) = state.withLock { locked -> (Result<PostgresConnection, StructPostgresError>?, Machine.Actions) in
+                let (answer, effects) = state.withLock { locked -> (Result<PostgresConnection, StructPostgresError>?, Effects) in
                     switch locked.machine.lease(id, now: now) {
-                    case .connection(let connection): return (.success(connection), Machine.Actions())
-                    case .failed(let reason, let actions): return (.failure(error(reason, locked)), actions)
+                    case .connection(let connection): return (.success(connection), Effects())
+                    case .failed(let reason, let actions): return (.failure(error(reason, locked)), prepare(actions, &locked))
                     case .wait(let actions):
                         if locked.cancelledEarly.remove(id) != nil {
-                            return (.failure(error(.cancelled, locked)), actions.merged(locked.machine.cancel(id), dropping: id))
+                            let actions = actions.merged(locked.machine.cancel(id), dropping: id)
+                            return (.failure(error(.cancelled, locked)), prepare(actions, &locked))
                         }
                         locked.waiting[id] = continuation
-                        return (nil, actions)
+                        return (nil, prepare(actions, &locked))
                     }
                 }
                 if let answer { continuation.resume(with: answer) }
-                run(actions)
+                perform(effects)
                 if answer == nil { reportUsage(to: metrics) }
             }
         } onCancel: {
-            let actions = state.withLock { locked -> Machine.Actions in
+            act { locked in
                 guard locked.waiting[id] != nil else {
                     locked.cancelledEarly.insert(id)
                     return Machine.Actions()
                 }
                 return locked.machine.cancel(id)
             }
-            run(actions)
         }
     }
 
     private func release(_ connection: PostgresConnection) {
         let reusable = !connection.isClosed
-        run(state.withLock { $0.machine.release(connection, reusable: reusable, now: .now) })
+        act { $0.machine.release(connection, reusable: reusable, now: .now) }
     }
 
-    /// Runs what the machine decided, outside the lock but for the timer.
-    private func run(_ actions: Machine.Actions) {
-        guard !actions.isEmpty else { return }
-        let (answers, requests) = state.withLock { locked in
-            if let due = actions.armTimer { arm(due, &locked) }
-            let requests = (0..<actions.requestUpstream).map { _ in UpstreamRequest(id: ids.add(1, ordering: .relaxed).newValue, pool: self) }
-            locked.outstanding += requests.map(\.id)
-            var answers: [(CheckedContinuation<PostgresConnection, any Error>, Result<PostgresConnection, StructPostgresError>)] = []
-            for (connection, id) in actions.hand {
-                if let continuation = locked.waiting.removeValue(forKey: id) { answers.append((continuation, .success(connection))) }
-            }
-            for (id, reason) in actions.fail {
-                if let continuation = locked.waiting.removeValue(forKey: id) { answers.append((continuation, .failure(error(reason, locked)))) }
-            }
-            return (answers, requests)
+    /// What the machine decided, turned under the lock into what to do outside it.
+    private struct Effects {
+        var answers: [(CheckedContinuation<PostgresConnection, any Error>, Result<PostgresConnection, StructPostgresError>)] = []
+        var releaseUpstream: [PostgresConnection] = []
+        var requests: [UpstreamRequest] = []
+    }
+
+    /// Feeds the machine one event and carries out its actions: the machine, the waiting calls and the timer under
+    /// one lock, the calls answered and PostgresNIO's pool asked outside it.
+    private func act(_ event: (inout Locked) -> Machine.Actions) {
+        perform(state.withLock { locked in prepare(event(&locked), &locked) })
+    }
+
+    private func prepare(_ actions: Machine.Actions, _ locked: inout Locked) -> Effects {
+        var effects = Effects(releaseUpstream: actions.releaseUpstream)
+        guard !actions.isEmpty else { return effects }
+        if let due = actions.armTimer { arm(due, &locked) }
+        effects.requests = (0..<actions.requestUpstream).map { _ in UpstreamRequest(id: ids.add(1, ordering: .relaxed).newValue, pool: self) }
+        locked.outstanding += effects.requests.map(\.id)
+        for (connection, id) in actions.hand {
+            if let continuation = locked.waiting.removeValue(forKey: id) { effects.answers.append((continuation, .success(connection))) }
         }
-        for (continuation, answer) in answers { continuation.resume(with: answer) }
-        for connection in actions.releaseUpstream { upstream.releaseConnection(connection) }
-        if !requests.isEmpty { upstream.leaseConnections(requests) }
+        for (id, reason) in actions.fail {
+            if let continuation = locked.waiting.removeValue(forKey: id) { effects.answers.append((continuation, .failure(error(reason, locked)))) }
+        }
+        return effects
+    }
+
+    private func perform(_ effects: Effects) {
+        for (continuation, answer) in effects.answers { continuation.resume(with: answer) }
+        for connection in effects.releaseUpstream { upstream.releaseConnection(connection) }
+        if !effects.requests.isEmpty { upstream.leaseConnections(effects.requests) }
     }
 
     private func arm(_ due: ContinuousClock.Instant, _ locked: inout Locked) {
         locked.timer?.cancel()
         let delay = max(.zero, due - .now)
         locked.timer = PostgresClient.defaultEventLoopGroup.any().scheduleTask(in: TimeAmount(delay)) { [weak self] in
-            guard let self else { return }
-            self.run(self.state.withLock { $0.machine.timerFired(now: .now) })
+            self?.act { $0.machine.timerFired(now: .now) }
         }
     }
 
@@ -226,7 +242,7 @@ final class ConnectionPool: Sendable {
     /// straight back, and a failure is the withdrawal's).
     fileprivate func answered(_ id: Int, _ result: Result<ConnectionLease<PostgresConnection>, ConnectionPoolError>) {
         let now = ContinuousClock.now
-        let actions = state.withLock { locked -> Machine.Actions? in
+        act { locked in
             locked.outstanding.removeAll { $0 == id }
             let withdrawn = locked.withdrawn.remove(id) != nil
             switch result {
@@ -234,12 +250,11 @@ final class ConnectionPool: Sendable {
                 if withdrawn { return Machine.Actions(releaseUpstream: [lease.connection]) }
                 return locked.machine.leased(lease.connection, now: now)
             case .failure(let error):
-                if withdrawn { return nil }
+                if withdrawn { return Machine.Actions() }
                 let failure = StructPostgresError(.connectionLost, "cannot connect to \(settings): PostgresNIO's pool gave up (\(error))")
                 return locked.machine.leaseFailed(failure)
             }
         }
-        if let actions { run(actions) }
     }
 
     /// After a connection closed: PostgresNIO's pool opens no connection for leases already queued when one closes
@@ -278,7 +293,7 @@ final class ConnectionPool: Sendable {
         } catch {
             let failure = StructPostgresError.from(error, sql: nil)
             let refused = failure.sqlState.map { $0.hasPrefix("28") || $0 == "3D000" } ?? false
-            run(state.withLock { $0.machine.connectFailed(failure, refusedForGood: refused) })
+            act { $0.machine.connectFailed(failure, refusedForGood: refused) }
             throw error
         }
     }
@@ -293,13 +308,13 @@ final class ConnectionPool: Sendable {
         await withTaskCancellationHandler {
             await cancelWhenGracefulShutdown { await self.upstream.run() }
         } onCancel: {
-            run(state.withLock { locked in
+            act { locked in
                 locked.running = false
                 locked.timer?.cancel()
                 return locked.machine.shutDown()
-            })
+            }
         }
-        run(state.withLock { $0.machine.shutDown() })
+        act { $0.machine.shutDown() }
     }
 
     /// For a pool that ``failsFast``: throws when no connection is open and the host refuses a new one.

@@ -19,7 +19,7 @@ final class ConnectionRouter: Sendable {
     private let turn = Atomic(0)
     private let health: ReplicaHealth?
 
-    init(configuration: PostgresService.Configuration, telemetry: Telemetry) throws {
+    init(configuration: PostgresService.Configuration, telemetry: Telemetry, background: BackgroundTasks) throws {
         let connection = configuration.connection
         let endpoints = connection.endpoints
         attributes = connection.targetSessionAttributes
@@ -27,12 +27,12 @@ final class ConnectionRouter: Sendable {
         let failover = endpoints.count > 1
         hosts = try endpoints.map {
             try ConnectionPool(settings: connection.at($0), options: configuration.pool, logger: configuration.logger,
-                               telemetry: telemetry, failsFast: failover)
+                               telemetry: telemetry, background: background, failsFast: failover)
         }
         replicas = try configuration.replicas.flatMap { settings in
             try settings.endpoints.map {
                 Replica(pool: try ConnectionPool(settings: settings.at($0), options: configuration.pool, logger: configuration.logger,
-                                                 telemetry: telemetry, failsFast: true))
+                                                 telemetry: telemetry, background: background, failsFast: true))
             }
         }
         // One host taken as it is needs no check.

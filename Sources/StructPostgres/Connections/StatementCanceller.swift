@@ -29,8 +29,10 @@ final class StatementCanceller: Sendable {
     private let connectTimeout: Duration
     private let logger: Logger
     private let hasSessions: Bool
+    private let background: BackgroundTasks
 
-    init(settings: ConnectionSettings, connectTimeout: Duration, logger: Logger) {
+    init(settings: ConnectionSettings, connectTimeout: Duration, logger: Logger, background: BackgroundTasks) {
+        self.background = background
         hasSessions = settings.poolMode == .session
         self.settings = settings
         self.connectTimeout = connectTimeout
@@ -68,7 +70,8 @@ final class StatementCanceller: Sendable {
         guard let backend, !backend.checksClient else { return }
         let pid = backend.pid
         let (settings, timeout, logger) = (self.settings, connectTimeout, self.logger)
-        Task {
+        // Once the service stopped, the closed connection is all: its backend notices at its next read or write.
+        _ = background.start {
             do {
                 let side = try await settings.connect(timeout: timeout, logger: logger)
                 do {

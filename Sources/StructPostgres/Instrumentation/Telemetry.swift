@@ -1,5 +1,6 @@
 import CoreMetrics
 import Foundation
+import Synchronization
 import Tracing
 
 /// Spans and metrics of one service, started on the one path every operation takes (``OperationPath``) and for
@@ -52,6 +53,9 @@ final class Telemetry: Sendable {
     /// Runs `body` as `operation`: a client span around it, and its duration, rows and errors recorded. The tracer
     /// and metrics backend are looked up once, here: `body` gets them for whatever else the operation records.
     func measure<T>(_ operation: Operation, _ body: (OperationSpan) async throws -> T) async throws -> T {
+        guard operation.kind != .lookup else {
+            return try await InstrumentationContext.$current.withValue(nil) { try await body(OperationSpan(span: nil, metrics: nil)) }
+        }
         let tracer = self.tracer
         let metrics = self.metrics
         guard tracer != nil || metrics != nil else { return try await body(OperationSpan(span: nil, metrics: nil)) }
@@ -84,7 +88,7 @@ final class Telemetry: Sendable {
         }
     }
 
-    private func startSpan(_ tracer: any Tracer, _ operation: Operation) -> any Span {
+    fileprivate func startSpan(_ tracer: any Tracer, _ operation: Operation) -> any Span {
         let table = operation.table
         let name = table.map { "\(operation.kind.rawValue) \($0)" } ?? operation.kind.rawValue
         let span = tracer.startSpan(name, context: InstrumentationContext.current ?? .topLevel, ofKind: .client)
@@ -96,6 +100,21 @@ final class Telemetry: Sendable {
             span.attributes.merge(attributes)
         }
         return span
+    }
+
+    /// Starts `operation` for work that outlives one call (a stream's iteration), ended by
+    /// ``RunningOperation/end(rows:error:)``; `nil` when nothing would record it.
+    func begin(_ operation: Operation) -> RunningOperation? {
+        let tracer = self.tracer
+        let metrics = self.metrics
+        guard tracer != nil || metrics != nil else { return nil }
+        return RunningOperation(telemetry: self, operation: operation, span: tracer.map { startSpan($0, operation) }, metrics: metrics)
+    }
+
+    /// The current task's trace context and tracer (when none is configured: one bound with `withTracer` counts),
+    /// for work another task does on its behalf, such as a coalesced batch.
+    func inherited() -> InheritedInstruments {
+        InheritedInstruments(context: InstrumentationContext.current, tracer: tracesGlobally ? tracer : nil)
     }
 
     /// A child span of the current operation for one statement: `SELECT`, `INSERT`..., with its parameterized SQL.
@@ -131,7 +150,7 @@ final class Telemetry: Sendable {
     }
 
     /// The error's kind and SQLSTATE, never its message: a server's message may quote values.
-    private func describe(_ error: StructPostgresError, on span: any Span) {
+    fileprivate func describe(_ error: StructPostgresError, on span: any Span) {
         var attributes = SpanAttributes()
         attributes["error.type"] = error.code.description
         if let state = error.sqlState { attributes["db.response.status_code"] = state }
@@ -140,7 +159,7 @@ final class Telemetry: Sendable {
         span.addEvent(SpanEvent(name: "exception", attributes: ["exception.type": .string(error.code.description)]))
     }
 
-    private func record(_ operation: Operation, since start: ContinuousClock.Instant, error: StructPostgresError?, _ factory: any MetricsFactory) {
+    fileprivate func record(_ operation: Operation, since start: ContinuousClock.Instant, error: StructPostgresError?, _ factory: any MetricsFactory) {
         var dimensions = [("db.system.name", "postgresql"), ("db.operation.name", operation.kind.rawValue)]
         if let table = operation.table { dimensions.append(("db.collection.name", table)) }
         if let error { dimensions.append(("error.type", error.code.description)) }
@@ -170,7 +189,7 @@ final class Telemetry: Sendable {
     }
 
     /// Counts rows the operation read or wrote (`direction`: `read` or `written`).
-    private func countRows(_ rows: Int, _ direction: String, table: String?, _ metrics: any MetricsFactory) {
+    fileprivate func countRows(_ rows: Int, _ direction: String, table: String?, _ metrics: any MetricsFactory) {
         guard rows > 0 else { return }
         var dimensions = [("db.system.name", "postgresql"), ("direction", direction)]
         if let table { dimensions.append(("db.collection.name", table)) }
@@ -205,5 +224,59 @@ extension UpsertResult: RowCounting {
 extension Duration {
     var nanoseconds: Int64 {
         components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
+    }
+}
+
+/// A task's trace context and tracer, carried to work done for it by another task.
+struct InheritedInstruments: Sendable {
+    let context: InstrumentationContext?
+    let tracer: (any Tracer)?
+
+    /// Runs `body` with them bound, as in the task they were taken from.
+    func bound<T>(_ body: () async throws -> T) async throws -> T {
+        try await InstrumentationContext.$current.withValue(context) {
+            guard let tracer else { return try await body() }
+            return try await withTracer(tracer) { try await body() }
+        }
+    }
+}
+
+/// An operation begun by ``Telemetry/begin(_:)``: its span and duration last until ``end(rows:error:)``, called once
+/// (later calls do nothing).
+final class RunningOperation: Sendable {
+    private let telemetry: Telemetry
+    private let operation: Operation
+    private let span: (any Span)?
+    private let metrics: (any MetricsFactory)?
+    private let start = ContinuousClock.now
+    private let ended = Mutex(false)
+
+    fileprivate init(telemetry: Telemetry, operation: Operation, span: (any Span)?, metrics: (any MetricsFactory)?) {
+        self.telemetry = telemetry
+        self.operation = operation
+        self.span = span
+        self.metrics = metrics
+    }
+
+    /// Runs `body` with the operation's span as the current trace context, for the statements it sends.
+    func bound<T>(_ body: () async throws -> T) async throws -> T {
+        guard let span else { return try await body() }
+        return try await InstrumentationContext.$current.withValue(span.context) { try await body() }
+    }
+
+    /// Ends the operation after `rows` rows: its span (with `db.response.returned_rows`, and the error's kind when it
+    /// failed) and its metrics.
+    func end(rows: Int, error: (any Error)?) {
+        guard ended.withLock({ ended in defer { ended = true }; return !ended }) else { return }
+        let failure = error.map { StructPostgresError.from($0, sql: nil) }
+        if let span {
+            span.attributes["db.response.returned_rows"] = rows
+            if let failure { telemetry.describe(failure, on: span) }
+            span.end()
+        }
+        if let metrics {
+            telemetry.record(operation, since: start, error: failure, metrics)
+            if let direction = operation.countsRows { telemetry.countRows(rows, direction, table: operation.table, metrics) }
+        }
     }
 }

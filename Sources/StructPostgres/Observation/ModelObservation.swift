@@ -6,7 +6,7 @@
 /// fetches, and the last result is always the final state. After a lost listening connection the service
 /// reconnects and fetches again (a change made meanwhile is not missed); the error reaches the loop only when
 /// reconnecting gives up. Cancelling the consuming task ends the sequence and stops listening on channels
-/// nobody else observes.
+/// nobody else observes. The sequence ends when the service stops (its `run()` returns).
 ///
 /// ```swift
 /// for try await reviews in service.observe(ReviewModel.self, where: "bookID == %@", book.uuid,
@@ -114,13 +114,14 @@ final class ObservationSubscription: Sendable {
 
     init<E: EntityProtocol>(_ path: OperationPath, _ type: E.Type, loading: Loading, keys: [String]) async throws {
         let tables = ObservedTables.of(TargetInfo(E.self), loading: loading.resolved(path.runtime.defaultLoading), keys: keys)
-        let channels = try await path.perform(Operation(.fetch, E.self)) { try await $0.notificationChannels(tables, entity: "\(E.self)") }
+        let channels = try await path.perform(Operation(.lookup, E.self)) { try await $0.notificationChannels(tables, entity: "\(E.self)") }
         listener = path.runtime.listener
         let signal = self.signal
         id = try await listener.subscribe(Set(channels.keys)) { event in
             switch event {
             case .notification, .resumed: signal.notify()
             case .failed(let error): signal.fail(error)
+            case .finished: signal.finish()
             }
         }
     }

@@ -11,7 +11,9 @@ final class SharedObservation<Model: EntityConvertible>: Sendable {
         var members: [Int: AsyncStream<Delivery>.Continuation] = [:]
         var nextMember = 0
         var latest: Delivery?
-        var loop: Task<Void, Never>?
+        var loop: BackgroundTasks.Handle?
+        /// Which loop runs: a loop that ends after a newer one started leaves the members alone.
+        var generation = 0
     }
 
     private let state = Mutex(State())
@@ -32,7 +34,13 @@ final class SharedObservation<Model: EntityConvertible>: Sendable {
             state.members[state.nextMember] = continuation
             if let latest = state.latest { continuation.yield(latest) }
             if state.loop == nil {
-                state.loop = Task { await self.run(path, request, loading: loading) }
+                state.generation += 1
+                let generation = state.generation
+                state.loop = path.runtime.background.startCancellable { await self.run(path, request, loading: loading, generation) }
+                if state.loop == nil {
+                    continuation.yield(.failure(ChangeListener.stoppedError))
+                    continuation.finish()
+                }
             }
             return state.nextMember
         }
@@ -41,7 +49,7 @@ final class SharedObservation<Model: EntityConvertible>: Sendable {
 
     /// Removes an observer; the last one stops the loop and its listening.
     func leave(_ id: Int) {
-        let loop = state.withLock { state -> Task<Void, Never>? in
+        let loop = state.withLock { state -> BackgroundTasks.Handle? in
             state.members.removeValue(forKey: id)?.finish()
             guard state.members.isEmpty else { return nil }
             defer { state.loop = nil }
@@ -53,34 +61,48 @@ final class SharedObservation<Model: EntityConvertible>: Sendable {
         }
     }
 
-    /// Subscribes, fetches, and fetches again after each change until cancelled or failed.
-    private func run(_ path: OperationPath, _ request: FetchRequest, loading: Loading) async {
+    /// Subscribes, fetches, and fetches again after each change until cancelled, failed, or the service stops; then
+    /// ends every member's stream.
+    private func run(_ path: OperationPath, _ request: FetchRequest, loading: Loading, _ generation: Int) async {
+        defer { end(generation) }
         do {
             let keys = (request.filter?.keys ?? []) + request.sort.map(\.key)
             let subscription = try await ObservationSubscription(path, Model.Entity.self, loading: loading, keys: keys)
             while !Task.isCancelled {
                 publish(.success(try await path.fetch(Model.self, request, loading: loading)))
-                try await subscription.signal.wait()
+                guard try await subscription.signal.wait() else { return }
                 // The other notifications of the same commit arrive right behind the first: let them in, then fetch once.
                 await Task.yield()
                 subscription.signal.clear()
             }
         } catch {
             if Task.isCancelled { return }
-            registry.remove(key, self)
-            publish(.failure(StructPostgresError.from(error, sql: nil)), final: true)
+            publish(.failure(StructPostgresError.from(error, sql: nil)))
         }
     }
 
-    private func publish(_ delivery: Delivery, final: Bool = false) {
+    /// The loop ended: later observers of the query start a new one, and every member's stream ends.
+    private func end(_ generation: Int) {
+        let members = state.withLock { state -> [AsyncStream<Delivery>.Continuation]? in
+            guard state.generation == generation, state.loop != nil else { return nil }
+            defer {
+                state.members = [:]
+                state.loop = nil
+                state.latest = nil
+            }
+            return Array(state.members.values)
+        }
+        guard let members else { return }
+        registry.remove(key, self)
+        for member in members { member.finish() }
+    }
+
+    private func publish(_ delivery: Delivery) {
         let members = state.withLock { state -> [AsyncStream<Delivery>.Continuation] in
             state.latest = delivery
             return Array(state.members.values)
         }
-        for member in members {
-            member.yield(delivery)
-            if final { member.finish() }
-        }
+        for member in members { member.yield(delivery) }
     }
 }
 
@@ -93,7 +115,7 @@ struct ObservationKey: Hashable, Sendable {
 
     /// The key of a fetch of `E`: its statement as the read layer builds it.
     static func of<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest, loading: Loading, on path: OperationPath) async throws -> Self {
-        let statement = try await path.perform(Operation(.fetch, E.self)) { try await $0.selectStatement(E.self, request).0 }
+        let statement = try await path.perform(Operation(.lookup, E.self)) { try await $0.selectStatement(E.self, request).0 }
         return Self(model: ObjectIdentifier(E.self), sql: statement.sql, bindings: statement.bindings, loading: loading.resolved(path.runtime.defaultLoading))
     }
 }

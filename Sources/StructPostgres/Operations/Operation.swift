@@ -4,6 +4,8 @@
 struct Operation: Sendable {
     enum Kind: String, Sendable {
         case fetch, count, exists, stream, upsert, delete, deleteAll, `import`, query, execute, transaction, migrate
+        /// The library's own look-up (a statement's text, the notification channels of tables): no span, no metrics.
+        case lookup
     }
 
     let kind: Kind
@@ -24,7 +26,7 @@ struct Operation: Sendable {
     var isRead: Bool {
         switch kind {
         case .fetch, .count, .exists, .stream: true
-        case .upsert, .delete, .deleteAll, .import, .query, .execute, .transaction, .migrate: false
+        case .upsert, .delete, .deleteAll, .import, .query, .execute, .transaction, .migrate, .lookup: false
         }
     }
 

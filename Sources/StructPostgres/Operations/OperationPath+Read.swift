@@ -21,25 +21,37 @@ extension OperationPath {
         return ModelStream {
             // A filter that cannot be compiled fails the first iteration before a connection or a transaction is taken.
             if let refusal = request.filter?.refusal { throw refusal }
-            return try await path.openCursor(Model.Entity.self, request)
+            var operation = Operation(.stream, Model.Entity.self)
+            operation.countsRows = "read"
+            let running = path.runtime.telemetry.begin(operation)
+            do {
+                if let running { return try await running.bound { try await path.openCursor(Model.Entity.self, request, operation, running) } }
+                return try await path.openCursor(Model.Entity.self, request, operation, nil)
+            } catch {
+                running?.end(rows: 0, error: error)
+                throw error
+            }
         }
     }
 
     /// Declares a stream's cursor: in the given transaction, or on a pooled connection held by a task of its own in
     /// a read-only transaction until the stream releases it.
-    private func openCursor<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest) async throws -> OpenCursor {
-        let operation = Operation(.stream, E.self)
+    private func openCursor<E: EntityProtocol>(
+        _ type: E.Type, _ request: FetchRequest, _ operation: Operation, _ running: RunningOperation?
+    ) async throws -> OpenCursor {
         if let transaction {
-            let reader = try await perform(operation) { session in
-                try await session.openCursor(E.self, request, name: transaction.nextCursorName()) { try transaction.ensureNotFinished() }
+            try transaction.ensureActive()
+            let reader = try await transaction.session.openCursor(E.self, request, name: transaction.nextCursorName()) {
+                try transaction.ensureNotFinished()
             }
-            return OpenCursor(reader: reader) {}
+            return OpenCursor(reader: reader, operation: running) {}
         }
         let released = ReleaseSignal()
         let opened = AsyncThrowingStream<CursorReader, any Error>.makeStream()
-        Task { [runtime, self] in
+        let instruments = runtime.telemetry.inherited()
+        let started = runtime.background.start { [runtime, self] in
             do {
-                try await runtime.withSession(nil, route(operation)) { session in
+                try await instruments.bound { try await runtime.withSession(nil, route(operation)) { session in
                     try await session.execute(statement: "BEGIN READ ONLY")
                     do {
                         opened.continuation.yield(try await session.openCursor(E.self, request, name: "structpg_stream"))
@@ -48,21 +60,25 @@ extension OperationPath {
                         await session.rollBack()
                         throw error
                     }
-                    await released.wait()
+                    // The service stopping ends the stream: its connection is closed, so that the reader's next batch
+                    // fails with `connectionLost` and no other call is given the connection.
+                    await withTaskCancellationHandler { await released.wait() } onCancel: { released.signal() }
+                    if Task.isCancelled { try? await session.connection.close().get() }
                     // Closes the cursor; a connection lost or closed by a cancellation is dropped by the pool.
                     await session.rollBack()
-                }
+                } }
             } catch {
                 opened.continuation.finish(throwing: error)
             }
         }
+        guard started else { throw BackgroundTasks.stopped("the stream was not opened") }
         var iterator = opened.stream.makeAsyncIterator()
         guard let reader = try await iterator.next() else {
             released.signal()
             if Task.isCancelled { throw CancellationError() }
             throw StructPostgresError(.connectionLost, "the stream's connection closed before the query started")
         }
-        return OpenCursor(reader: reader) {
+        return OpenCursor(reader: reader, operation: running) {
             reader.abandon()
             released.signal()
         }

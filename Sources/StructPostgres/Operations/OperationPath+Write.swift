@@ -20,13 +20,21 @@ extension OperationPath {
     }
 
     /// Upserts `entity` with the concurrent calls of its lane (see ``WriteCoalescing``). The call is measured as
-    /// its own operation; a batch's statements are traced under the span of the call whose task sent it.
+    /// its own operation; a batch is written as the first of its calls would write alone: its statements traced
+    /// under that call's span and tracer, sent again after a deadlock or serialization failure as every write is, and
+    /// rows with repeated keys in a transaction of this path.
     private func coalesced<E: EntityProtocol>(_ entity: E, _ operation: Operation, options: UpsertOptions) async throws -> UpsertResult {
         try await runtime.telemetry.measure(operation) { span in
-            let context = InstrumentationContext.current
+            let instruments = runtime.telemetry.inherited()
             return try await runtime.coalescer.lane(E.self, options).upsert(entity) { entities in
-                try await InstrumentationContext.$current.withValue(context) {
-                    try await runtime.withSession(span) { try await writer($0, options).upsertEach(entities) }
+                try await instruments.bound {
+                    try await retrying(maxRetries: nil, span) {
+                        try await runtime.withSession(span, atomic: true) { session in
+                            try await writer(session, options).upsertEach(entities) { body in
+                                try await TransactionState.run(on: session, options: TransactionOptions()) { _ in try await body() }
+                            }
+                        }
+                    }
                 }
             }
         }

@@ -75,7 +75,7 @@ public struct OperationPath: Sendable {
 
     /// Runs `work` again after a serialization failure or deadlock, at most `maxRetries` times (by default the
     /// configuration's `maxTransactionRetries`), after a random delay that grows with each attempt.
-    private func retrying<T>(maxRetries: Int?, _ span: OperationSpan?, _ work: () async throws -> T) async throws -> T {
+    func retrying<T>(maxRetries: Int?, _ span: OperationSpan?, _ work: () async throws -> T) async throws -> T {
         let retries = max(0, maxRetries ?? runtime.configuration.maxTransactionRetries)
         var attempt = 0
         while true {

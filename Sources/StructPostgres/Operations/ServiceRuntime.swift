@@ -14,22 +14,26 @@ final class ServiceRuntime: Sendable {
     /// The one listening connection, opened when the first observer needs it.
     let listener: ChangeListener
     let telemetry: Telemetry
+    /// What runs in the background, inside ``PostgresService/run()``.
+    let background: BackgroundTasks
 
     init(configuration given: PostgresService.Configuration) throws {
         let configuration = Self.withoutValuesInLogs(given)
         self.configuration = configuration
         let telemetry = Telemetry(configuration: configuration)
         self.telemetry = telemetry
-        let router = try ConnectionRouter(configuration: configuration, telemetry: telemetry)
+        let background = BackgroundTasks()
+        self.background = background
+        let router = try ConnectionRouter(configuration: configuration, telemetry: telemetry, background: background)
         self.router = router
         let sessions = SessionContext(configuration: configuration, telemetry: telemetry)
         self.sessions = sessions
         upserts = UpsertCache(catalog: sessions.catalog)
-        coalescer = WriteCoalescer(configured: configuration.coalescing)
+        coalescer = WriteCoalescer(configured: configuration.coalescing, background: background)
         defaultLoading = configuration.defaultLoading
         let listening = configuration.listenerConnection
         let (timeout, logger) = (configuration.pool.connectTimeout, configuration.logger)
-        listener = ChangeListener(reconnectPatience: configuration.listenerReconnectTimeout, logger: configuration.logger) {
+        listener = ChangeListener(reconnectPatience: configuration.listenerReconnectTimeout, logger: configuration.logger, background: background) {
             if let listening { return try await listening.connect(timeout: listening.connectTimeout ?? timeout, logger: logger) }
             if configuration.connection.poolMode == .transaction {
                 throw StructPostgresError(

@@ -1,4 +1,5 @@
 import PostgresNIO
+import Synchronization
 
 /// The models of a fetch, delivered one at a time as their rows arrive: memory stays flat whatever
 /// the number of rows.
@@ -8,6 +9,9 @@ import PostgresNIO
 /// held until the sequence ends, fails, or its iterator is dropped; the rows come from one snapshot, as with a
 /// single query. From a transaction, the cursor is declared in that transaction and closes with it: iterate it
 /// inside the transaction's closure. Relationships are not loaded (slots stay unloaded).
+///
+/// The stream is one operation for tracing and metrics: its span starts at the first iteration and ends at the last
+/// row, at an error, or when the iterator is dropped, with the rows read (`db.response.returned_rows`).
 ///
 /// A lost connection ends the loop with ``StructPostgresError/Code-swift.struct/connectionLost``; a cancelled
 /// task ends it with ``StructPostgresError/Code-swift.struct/queryCancelled``, and the server stops the query.
@@ -36,39 +40,54 @@ public struct ModelStream<Model: EntityConvertible>: AsyncSequence, Sendable {
             guard !finished else { return nil }
             do {
                 if cursor == nil { cursor = try await open() }
-                guard let entity = try await cursor!.reader.next(Model.Entity.self) else {
-                    finish()
+                guard let entity = try await cursor!.next(Model.Entity.self) else {
+                    finish(nil)
                     return nil
                 }
                 return try entity.toModel()
             } catch {
-                finish()
-                throw StructPostgresError.from(Task.isCancelled ? CancellationError() : error, sql: nil)
+                let failure = StructPostgresError.from(Task.isCancelled ? CancellationError() : error, sql: nil)
+                finish(failure)
+                throw failure
             }
         }
 
         /// Gives the session back and drops the last batch, so that nothing of the result outlives the stream.
-        private mutating func finish() {
+        private mutating func finish(_ error: (any Error)?) {
             finished = true
-            cursor?.release()
+            cursor?.release(error)
             cursor = nil
         }
     }
 }
 
-/// A stream's declared cursor, and what gives its session back (also when the stream is dropped unfinished).
+/// A stream's declared cursor, the operation it is (see ``RunningOperation``), and what gives its session back (also
+/// when the stream is dropped unfinished).
 final class OpenCursor: Sendable {
     let reader: CursorReader
+    private let operation: RunningOperation?
     private let onRelease: @Sendable () -> Void
+    private let rows = Atomic(0)
 
-    init(reader: CursorReader, onRelease: @escaping @Sendable () -> Void) {
+    init(reader: CursorReader, operation: RunningOperation?, onRelease: @escaping @Sendable () -> Void) {
         self.reader = reader
+        self.operation = operation
         self.onRelease = onRelease
     }
 
-    func release() { onRelease() }
+    /// The next row's entity, counted.
+    func next<E: EntityProtocol>(_ type: E.Type) async throws -> E? {
+        let entity = try await reader.next(E.self)
+        if entity != nil { rows.add(1, ordering: .relaxed) }
+        return entity
+    }
 
-    deinit { onRelease() }
+    func release(_ error: (any Error)?) {
+        onRelease()
+        operation?.end(rows: rows.load(ordering: .relaxed), error: error)
+    }
+
+    deinit { release(nil) }
 }
 
 extension DatabaseSession {

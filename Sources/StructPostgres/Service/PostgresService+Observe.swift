@@ -31,8 +31,9 @@ extension PostgresService {
     }
 
     /// Every change announced for `tables` (names as in ``EntityProtocol/table``), as it arrives.
-    public func changes(in tables: [String]) -> TableChanges {
-        TableChanges(path: operationPath.pinned(), tables: tables)
+    /// A reader that falls `buffering` behind loses the changes beyond it and reads ``ChangeEvent/dropped(_:)``.
+    public func changes(in tables: [String], buffering: ChangeBuffering = .default) -> TableChanges {
+        TableChanges(path: operationPath.pinned(), tables: tables, buffering: buffering)
     }
 
     /// Installs the triggers of ``ChangeNotifications`` on `tables`, for code that sets up its own schema; an app

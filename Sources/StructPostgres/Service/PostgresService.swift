@@ -32,11 +32,17 @@ public final class PostgresService: PostgresAccess, Service {
         operationPath = OperationPath(runtime: runtime, transaction: nil)
     }
 
-    /// Runs the connection pool until the task is cancelled or graceful shutdown is triggered, and the tasks
-    /// that keep connections leased between calls (a call then takes one without a round through the pool).
+    /// Runs the connection pool until the task is cancelled or graceful shutdown is triggered, and with it every
+    /// task of the service: the listening connection of observations, coalesced batches, a stream's held
+    /// connection. When it returns, none of them is left running and no connection is open: an observation's
+    /// sequence has ended, and a call still waiting has failed with a named error.
     public func run() async throws {
-        await runtime.router.run()
-        runtime.listener.stop()
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.runtime.background.run() }
+            await runtime.router.run()
+            runtime.listener.stop()
+            runtime.background.finish()
+        }
     }
 
     /// Starts a service, runs `body` with it, and stops it, also when `body` throws.

@@ -67,8 +67,12 @@ final class CoalescingLane<E: EntityProtocol>: Sendable {
 
     private let state = Mutex(State())
     private let settings: WriteCoalescing
+    private let background: BackgroundTasks
 
-    init(settings: WriteCoalescing) { self.settings = settings }
+    init(settings: WriteCoalescing, background: BackgroundTasks) {
+        self.settings = settings
+        self.background = background
+    }
 
     /// Calls waiting for a batch, and batches being written (a lone call counts as one).
     var load: (waiting: Int, writing: Int) { state.withLock { ($0.waiting.count, $0.writing) } }
@@ -139,23 +143,26 @@ final class CoalescingLane<E: EntityProtocol>: Sendable {
             .queryCancelled, "the task was cancelled while its upsert waited to be coalesced; its row was not sent"))
     }
 
+    /// Writes `batch` in a task of the service's background (see ``BackgroundTasks``); once the service stopped, fails
+    /// its calls with the reason.
     private func send(_ batch: [Waiter]) {
-        Task.detached {
+        let started = background.start {
             let outcomes = await Self.write(batch.map(\.entity), batch[0].write)
             self.finishedWriting()
             for (waiter, outcome) in zip(batch, outcomes) { waiter.continuation.resume(with: outcome) }
         }
+        guard !started else { return }
+        finishedWriting()
+        let stopped = BackgroundTasks.stopped("the coalesced upsert was not sent")
+        for waiter in batch { waiter.continuation.resume(throwing: stopped) }
     }
 
-    /// Writes `entities`; when the batch fails for what one of its rows holds, writes each half again on its own,
-    /// in order, so that only the calls whose rows are at fault get the error. A deadlock or serialization failure
-    /// (possible when repeated keys take a transaction) is retried a few times, as a transaction of one call is.
-    private static func write(_ entities: [E], _ write: Write, attempt: Int = 1) async -> [Result<UpsertResult, any Error>] {
+    /// Writes `entities` (`write` retries a deadlock or serialization failure as every write does); when the batch
+    /// fails for what one of its rows holds, writes each half again on its own, in order, so that only the calls
+    /// whose rows are at fault get the error.
+    private static func write(_ entities: [E], _ write: Write) async -> [Result<UpsertResult, any Error>] {
         do {
             return try await write(entities).map { .success($0) }
-        } catch let error as StructPostgresError where error.isRetryable && attempt <= 3 {
-            try? await Task.sleep(for: StructPostgresError.retryDelay(after: attempt))
-            return await self.write(entities, write, attempt: attempt + 1)
         } catch let error as StructPostgresError where entities.count > 1 && isARowsFault(error) {
             let middle = entities.count / 2
             return await self.write(Array(entities[..<middle]), write) + self.write(Array(entities[middle...]), write)

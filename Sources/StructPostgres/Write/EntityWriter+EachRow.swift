@@ -3,14 +3,17 @@ import PostgresNIO
 extension EntityWriter {
     /// Upserts `entities` with one result each, in order: what a coalesced batch answers its callers with. Rows
     /// with the same unique key are written in the order given, the last one winning, each with the result it
-    /// would have had alone: then the batch takes one statement per repetition, in a transaction.
-    func upsertEach<E: EntityProtocol>(_ entities: [E]) async throws -> [UpsertResult] {
+    /// would have had alone: then the batch takes one statement per repetition, inside `atomically` (a transaction
+    /// the caller opens on this writer's session).
+    func upsertEach<E: EntityProtocol>(
+        _ entities: [E], atomically: (() async throws -> [UpsertResult]) async throws -> [UpsertResult]
+    ) async throws -> [UpsertResult] {
         if entities.count == 1 { return [try await upsertOne(entities[0])] }
         let description = try await session.describe(E.self)
         let prepared = try prepareEach(entities[...], description)
         guard prepared.merged > 0 else { return try await sendEach(prepared, E.self) }
         let rounds = try BatchColumns.rounds(entities, description: description)
-        return try await TransactionState.run(on: session, options: TransactionOptions()) { _ in
+        return try await atomically {
             var results = Array(repeating: UpsertResult(), count: entities.count)
             for round in rounds {
                 let prepared = try prepareEach(round.map { entities[$0] }[...], description)

@@ -96,7 +96,7 @@ extension EntityWriter {
             })
     }
 
-    /// Sends `count` upserts one after another, each prepared (encoded) in a task while the one before it is
+    /// Sends `count` upserts one after another, each prepared (encoded) in a child task while the one before it is
     /// sent. `prepare` gives the work to run ahead, or `nil`; `send` receives its result (`nil`: nothing was
     /// prepared). `explain` adds to an error of step `index`, whether from preparing or sending.
     static func pipelined(
@@ -105,22 +105,24 @@ extension EntityWriter {
         send: (Int, PreparedUpsert?) async throws -> UpsertResult,
         explain: (Int, StructPostgresError) -> StructPostgresError = { $1 }
     ) async throws -> UpsertResult {
-        func start(_ index: Int) -> Task<PreparedUpsert?, any Error>? {
-            guard index < count, let work = prepare(index) else { return nil }
-            return Task { try work() }
-        }
-        var total = UpsertResult()
-        var pending = start(0)
-        defer { pending?.cancel() }
-        for index in 0..<count {
-            do {
-                let prepared = try await pending?.value ?? nil
-                pending = start(index + 1)
-                total = total + (try await send(index, prepared))
-            } catch let error as StructPostgresError {
-                throw explain(index, error)
+        try await withThrowingTaskGroup(of: PreparedUpsert?.self) { group in
+            func start(_ index: Int) -> Bool {
+                guard index < count, let work = prepare(index) else { return false }
+                group.addTask { try work() }
+                return true
             }
+            var total = UpsertResult()
+            var pending = start(0)
+            for index in 0..<count {
+                do {
+                    let prepared = pending ? try await group.next() ?? nil : nil
+                    pending = start(index + 1)
+                    total = total + (try await send(index, prepared))
+                } catch let error as StructPostgresError {
+                    throw explain(index, error)
+                }
+            }
+            return total
         }
-        return total
     }
 }

@@ -7,8 +7,10 @@ final class WriteCoalescer: Sendable {
     /// Whether calls coalesce unless their options say otherwise.
     let byDefault: Bool
     private let lanes = Mutex<[SingleRowUpsertPlan.Key: any Sendable]>([:])
+    private let background: BackgroundTasks
 
-    init(configured: WriteCoalescing?) {
+    init(configured: WriteCoalescing?, background: BackgroundTasks) {
+        self.background = background
         settings = configured ?? WriteCoalescing()
         byDefault = configured != nil
     }
@@ -20,7 +22,7 @@ final class WriteCoalescer: Sendable {
         let key = SingleRowUpsertPlan.Key(entity: ObjectIdentifier(E.self), conflict: options.conflict)
         return lanes.withLock { lanes in
             if let lane = lanes[key] as? CoalescingLane<E> { return lane }
-            let lane = CoalescingLane<E>(settings: settings)
+            let lane = CoalescingLane<E>(settings: settings, background: background)
             lanes[key] = lane
             return lane
         }
