@@ -2,11 +2,13 @@ import BookstoreModels
 import Foundation
 import Hummingbird
 import Logging
+import ServiceLifecycle
 import StructPostgres
 
 /// A book's reviews as server-sent events: one `reviews` event with the current list, then one after every committed
-/// change (`observe`, over the triggers of migrations 0003 and 0004). The stream ends when the client goes away, or
-/// after `events` events.
+/// change (`observe`, over the triggers of migrations 0003 and 0004). The stream ends when the client goes away, after
+/// `events` events, or when the server shuts down (SIGINT, SIGTERM): the server then closes it at once rather than
+/// waiting for the next change.
 struct LiveReviews: Sendable {
     let service: PostgresService
     let book: UUID
@@ -22,7 +24,7 @@ struct LiveReviews: Sendable {
                 let reviews = service.observe(
                     ReviewModel.self, where: .equal("bookID", book), sortedBy: [.descending("createdAt"), .ascending("uuid")],
                     loading: .none)
-                for try await list in reviews {
+                for try await list in reviews.cancelOnGracefulShutdown() {
                     let data = String(decoding: try JSON.encode(list), as: UTF8.self)
                     try await writer.write(ByteBuffer(string: "event: reviews\ndata: \(data)\n\n"))
                     sent += 1

@@ -30,24 +30,46 @@ import Testing
         }
     }
 
-    @Test func shutdownFinishesTheRequestInFlightThenClosesThePool() async throws {
+    /// A graceful shutdown (what SIGINT and SIGTERM trigger) ends a live stream at once, with no change written: with
+    /// the client still connected (its response ends after the events sent), and with the client gone.
+    @Test(arguments: [true, false])
+    func shutdownEndsALiveStreamAtOnceWithoutAChange(clientStaysConnected: Bool) async throws {
         let database = try await TestDatabase.create()
         let server = try await RunningServer.start(database)
         let seed = Seed()
         _ = try await seed.write(server.service)
 
-        let inFlight = Task { try await get("http://127.0.0.1:\(server.port)/books/\(seed.earthsea)/reviews/live?events=2") }
-        try await waitForListener(server.service)
-        await server.group.triggerGracefulShutdown()
-        // The server drains: the request in flight ends once its second event comes, from a change made elsewhere.
-        try await Task.sleep(for: .milliseconds(300))
-        try await PostgresService.withService(configuration: .init(connection: database.settings)) { other in
-            try await other.update(entities: [ReviewModel(uuid: UUID(), bookID: seed.earthsea, content: "late", createdAt: .now)])
+        let response = Mutex<(Int, String, String)?>(nil)
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(server.port)/books/\(seed.earthsea)/reviews/live")!)
+        request.timeoutInterval = 60
+        let client = URLSession.shared.dataTask(with: request) { data, answer, error in
+            let status = (answer as? HTTPURLResponse)?.statusCode ?? 0
+            response.withLock { $0 = (status, String(decoding: data ?? Data(), as: UTF8.self), error.map { "\($0)" } ?? "") }
         }
-        let (status, events) = try await inFlight.value
-        #expect(status == 200)
-        #expect(events.contains("late"))
-        try await server.running.value
+        client.resume()
+        try await waitForListener(server.service)
+        if !clientStaysConnected {
+            client.cancel()
+            try await Task.sleep(for: .milliseconds(300))
+        }
+
+        let stopping = ContinuousClock.now
+        await server.group.triggerGracefulShutdown()
+        let stopped = try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask { try await server.running.value; return true }
+            group.addTask { try await Task.sleep(for: .seconds(10)); return false }
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
+        let took = ContinuousClock.now - stopping
+        if !stopped { server.running.cancel() }
+        #expect(stopped && took < .seconds(2), "the server stopped: \(stopped), after \(took)")
+        if clientStaysConnected {
+            for _ in 0..<250 where response.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(20)) }
+            let (status, events, error) = try #require(response.withLock { $0 })
+            #expect(status == 200 && error.isEmpty, "\(error)")
+            #expect(events.hasPrefix("event: reviews"), "\(events)")
+        }
         #expect(server.service.connectionsInUse == 0)
         try await database.drop()
     }
@@ -90,13 +112,17 @@ private func withRunningServer(_ body: (Int, PostgresService, Seed) async throws
     try await database.drop()
 }
 
-/// Waits until the service listens for changes (its observer has subscribed).
+/// Waits until the service listens for changes (its observer has subscribed), then for its first fetch and event
+/// (a fetch of a few rows and one write: 500 ms is ample).
 private func waitForListener(_ service: PostgresService) async throws {
     for _ in 0..<500 {
         let listening = try await service.query("""
             SELECT count(*)::int8 FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'
             """)[0].decode(Int64.self)
-        if listening > 0 { return }
+        if listening > 0 {
+            try await Task.sleep(for: .milliseconds(500))
+            return
+        }
         try await Task.sleep(for: .milliseconds(20))
     }
     Issue.record("the live route did not start listening within 10 s")
