@@ -12,6 +12,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The library's layers first: a reference against them fails in a second, before any build.
+command -v python3 >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq python3 >/dev/null; }
+python3 scripts/check-layers
 PG_BINDIR=$(scripts/ensure-postgres.sh --pgbouncer)
 export PG_BINDIR
 scratch=(--scratch-path "${STRUCTPG_SCRATCH_PATH:-.build}")

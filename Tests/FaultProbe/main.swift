@@ -10,12 +10,23 @@ import StructPostgres
 /// - `stream-lost-connection`: streams every row of `events` and terminates the stream's backend after
 ///   the first thousand rows; the loop must end with `connectionLost`.
 /// - `driver-row-sequence`: the same on a plain PostgresNIO row sequence, to show the driver's own fault.
+/// - `driver-prepared-command-tag`: PostgresNIO's `execute` of a prepared statement without rows, whose command tag
+///   it reads from a row stream not yet consumed (a trap in 1.33.2).
+/// - `driver-numeric-decimal`: PostgresNIO's decoding of a `numeric` beyond `Decimal`'s range (a trap in 1.33.2).
 
 struct Event: StoredModel {
     static let table = "events"
     let uuid: UUID
     var seq: Int64
     var payload: String
+}
+
+/// A prepared statement whose result has no rows.
+struct DeleteNothing: PostgresPreparedStatement {
+    static let sql = "SELECT 1 WHERE false"
+    typealias Row = ()
+    func makeBindings() -> PostgresBindings { PostgresBindings() }
+    func decodeRow(_ row: PostgresRow) throws -> Row {}
 }
 
 func finish(_ outcome: String, ok: Bool) -> Never {
@@ -67,6 +78,16 @@ try await PostgresService.withService(configuration: configuration) { service in
                 finish("\(type(of: error)) after \(seen) rows", ok: true)
             }
             finish("the loop ended normally after \(seen) rows", ok: false)
+        case "driver-prepared-command-tag":
+            let tag = try await service.withConnection { connection -> String in
+                try await connection.execute(DeleteNothing(), logger: configuration.logger)
+            }
+            finish("the command tag came back: \(tag)", ok: false)
+        case "driver-numeric-decimal":
+            let value = try await service.withConnection { connection in
+                try await connection.query("SELECT 1e200::numeric", logger: configuration.logger).get().rows[0].decode(Decimal.self)
+            }
+            finish("decoded \(value)", ok: false)
         default:
             FileHandle.standardError.write(Data("unknown scenario \(scenario)\n".utf8))
             exit(64)

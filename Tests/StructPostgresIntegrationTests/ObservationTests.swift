@@ -391,8 +391,8 @@ extension ObservationTests {
     }
 
     private func waitForChannels(_ service: PostgresService, subscribers: Int) async throws {
-        try await waitFor { service.runtime.listener.channelCount > 0 }
-        // Both readers subscribe on the same channel: give the second one time to register.
+        try await waitFor { service.runtime.listener.channelCount > 0 && service.runtime.listener.subscriberCount >= subscribers }
+        // The last subscriber's LISTEN is confirmed before `subscribe` returns, a moment after it registered.
         try await Task.sleep(for: .milliseconds(300))
     }
 

@@ -125,7 +125,9 @@ func peakMemoryMB() -> Double {
                 let result = try await CLI.run(
                     ["driver-row-sequence"], environment: ["DATABASE_URL": database.directURL, "SWIFT_BACKTRACE": "enable=no"],
                     binary: CLI.product("StructPostgresFaultProbe"))
-                outcomes.append(result.output.contains("outcome:") ? String(result.output.prefix(120)) : "crashed (\(result.status))")
+                outcomes.append(
+                    result.output.contains("outcome:") ? String(result.output.prefix(120))
+                        : result.signalled ? "crashed (signal \(result.status))" : "failed (\(result.status)): \(result.errors.suffix(200))")
             }
             #expect(outcomes.contains { $0.hasPrefix("crashed") }, "PostgresNIO no longer traps: \(outcomes)")
         } catch {

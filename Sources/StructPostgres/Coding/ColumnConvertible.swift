@@ -118,7 +118,8 @@ enum TimestampCoding {
 }
 
 /// The value of a `numeric` cell as text, exact: PostgresNIO's conversion to `Decimal` traps on a value beyond
-/// `Decimal`'s range (an exponent over 127, as `1e200` or `5e-324`) and drops digits beyond its 38.
+/// `Decimal`'s range (an exponent over 127, as `1e200` or `5e-324`) and drops digits beyond its 38
+/// (`PostgresNumeric.decimal` is `Decimal(string:)!`; no upstream issue found; canary: `aNumericBeyondDecimalStillTraps`).
 enum NumericText {
     static func digits(of cell: PostgresCell) throws -> String {
         guard let bytes = cell.bytes else { throw PostgresDecodingError.Code.missingData }

@@ -46,3 +46,6 @@ struct ResultCells: Sendable {
             columnName: names[column], columnIndex: column)
     }
 }
+
+/// The rows of a prepared statement, as PostgresNIO hands them over.
+typealias RowSequence = AsyncThrowingMapSequence<PostgresRowSequence, PostgresRow>

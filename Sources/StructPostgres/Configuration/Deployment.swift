@@ -6,7 +6,7 @@ public enum PoolMode: String, Sendable, CaseIterable {
     case session
     /// Each transaction (each statement outside one) may run on a different server session: statements are sent
     /// unnamed (parsed each time), no session setting is changed, and observers need
-    /// ``PostgresService/Configuration-swift.struct/listenerConnection``.
+    /// ``PostgresConfiguration/listenerConnection``.
     case transaction
 }
 

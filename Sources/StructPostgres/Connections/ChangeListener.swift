@@ -97,9 +97,12 @@ final class ChangeListener: Sendable {
     /// How many channels the server has confirmed listening on for this service.
     var channelCount: Int { state.withLock { $0.confirmed.count } }
 
-    /// The service is stopping: closes the listening connection, tells every subscriber ``Event/finished`` and
-    /// refuses new ones.
-    func stop() {
+    /// How many subscribers there are (each observation or change feed that has subscribed).
+    var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+
+    /// The service is stopping: closes the listening connection (returning once it is closed), tells every subscriber
+    /// ``Event/finished`` and refuses new ones.
+    func stop() async {
         let (connection, tasks, subscribers, waiting) = state.withLock { state in
             state.stopped = true
             defer {
@@ -111,9 +114,9 @@ final class ChangeListener: Sendable {
             return (state.connection, Array(state.listening.values), Array(state.subscribers.values), state.waitingForConfirmation.values.flatMap { $0 })
         }
         for task in tasks { task.cancel() }
-        connection?.close().whenComplete { _ in }
         for continuation in waiting { continuation.resume(throwing: Self.stoppedError) }
         for subscriber in subscribers { subscriber.deliver(.finished) }
+        try? await connection?.close()
     }
 
     static var stoppedError: StructPostgresError { BackgroundTasks.stopped("no change will be observed") }

@@ -262,6 +262,7 @@ final class ConnectionPool: Sendable {
     /// call waiting for one would wait until another lease is asked. The oldest lease still asked for is withdrawn
     /// and asked again, which opens a connection in the slot the closed one left. Run after the pool has seen the
     /// closing (the closing connection's event loop, after its close callbacks).
+    /// Upstream: vapor/postgres-nio#657, fixed by the open PR #667; canary: `UpstreamPoolCanaryTests`.
     private func nudge() {
         let swap = state.withLock { locked -> (old: Int, new: UpstreamRequest)? in
             guard !locked.outstanding.isEmpty else { return nil }
@@ -292,6 +293,8 @@ final class ConnectionPool: Sendable {
             return connection
         } catch {
             let failure = StructPostgresError.from(error, sql: nil)
+            // PostgresNIO's pool retries these like any failure, until its circuit breaker trips (60 s):
+            // vapor/postgres-nio#602; canary: `aQueryOnAPoolWhoseDatabaseDoesNotExistWaits`.
             let refused = failure.sqlState.map { $0.hasPrefix("28") || $0 == "3D000" } ?? false
             act { $0.machine.connectFailed(failure, refusedForGood: refused) }
             throw error

@@ -19,7 +19,7 @@ final class ConnectionRouter: Sendable {
     private let turn = Atomic(0)
     private let health: ReplicaHealth?
 
-    init(configuration: PostgresService.Configuration, telemetry: Telemetry, background: BackgroundTasks) throws {
+    init(configuration: PostgresConfiguration, telemetry: Telemetry, background: BackgroundTasks) throws {
         let connection = configuration.connection
         let endpoints = connection.endpoints
         attributes = connection.targetSessionAttributes

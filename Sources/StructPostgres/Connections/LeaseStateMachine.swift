@@ -9,7 +9,8 @@
 /// pool. Rules:
 /// - every waiting call is answered exactly once: with a connection, or failed (timed out, cancelled, refused,
 ///   unreachable, shut down);
-/// - a waiting call is failed after `acquireTimeout`; one timer serves every deadline (the earliest pending);
+/// - a waiting call is failed after `acquireTimeout`; one timer serves every deadline (the earliest pending).
+///   PostgresNIO's pool has no lease timeout (no upstream issue found; canary: `thePoolsConfigurationHasNoLeaseTimeout`);
 /// - a server that refuses the client for good (the owner says so from a connection attempt's error) fails every
 ///   waiting call at once, and later calls at once, until a connection opens again; a pool that `failsFast`
 ///   (one of several hosts) does the same for any failure while no connection is open;

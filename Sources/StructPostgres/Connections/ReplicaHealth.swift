@@ -8,7 +8,7 @@ final class Replica: Sendable {
         case up
         /// Unreachable, or failed a read: skipped until a check reaches it again.
         case down(String)
-        /// Further behind the primary than ``PostgresService/Configuration-swift.struct/maxReplicaLag``.
+        /// Further behind the primary than ``PostgresConfiguration/maxReplicaLag``.
         case lagging(Duration)
     }
 

@@ -14,6 +14,8 @@ import Synchronization
 ///
 /// Behind a transaction pooler (``PoolMode/transaction``) a connection has no backend of its own: neither is
 /// done, and cancelling only closes the connection (the pooler then closes the server connection it was using).
+/// Upstream: no issue found (PostgresNIO keeps `BackendKeyData` to itself); canary:
+/// `aCancelledTaskLeavesItsStatementRunningOnTheServer`.
 final class StatementCanceller: Sendable {
     /// How often a backend running a statement checks that its client is still there.
     static let clientCheckInterval = "250ms"

@@ -1,4 +1,11 @@
+import NIOCore
+import NIOPosix
 import PostgresNIO
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 extension StructPostgresError {
     /// Wraps any error thrown by PostgresNIO, keeping SQLSTATE and context but never bound values.
@@ -22,7 +29,10 @@ extension StructPostgresError {
         switch psql.code {
         case .queryCancelled:
             return StructPostgresError(.queryCancelled, "the statement was cancelled", sql: sql)
-        case .serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown,
+        case .connectionError:
+            let reason = psql.underlying.map(Self.connectFailure) ?? "connection failed"
+            return StructPostgresError(.connectionLost, reason, sql: sql)
+        case .serverClosedConnection, .clientClosedConnection, .uncleanShutdown,
              .poolClosed, .sslUnsupported, .failedToAddSSLHandler:
             let reason = psql.underlying.map { ": \($0)" } ?? ""
             return StructPostgresError(.connectionLost, "connection failed (\(psql.code))\(reason)", sql: sql)
@@ -112,4 +122,28 @@ struct UnderlyingError: Error, @unchecked Sendable, CustomStringConvertible {
     let error: any Error
     init(_ error: any Error) { self.error = error }
     var description: String { String(describing: error) }
+}
+
+extension StructPostgresError {
+    /// Why a connection could not be opened, in words (`connection refused`, `timed out`), rather than NIO's
+    /// description of every address tried.
+    static func connectFailure(_ error: any Error) -> String {
+        if let failure = error as? NIOConnectionError {
+            if let first = failure.connectionErrors.first { return connectFailure(first.error) }
+            if let dns = failure.dnsAError ?? failure.dnsAAAAError { return "the host name was not found (\(dns))" }
+            return "no address of the host answered"
+        }
+        if let io = error as? IOError {
+            switch io.errnoCode {
+            case ECONNREFUSED: return "connection refused"
+            case ETIMEDOUT: return "timed out"
+            case EHOSTUNREACH: return "host unreachable"
+            case ENETUNREACH: return "network unreachable"
+            case ENOENT: return "no server socket there"
+            default: return String(cString: strerror(io.errnoCode)).lowercased()
+            }
+        }
+        if let channel = error as? ChannelError, case .connectTimeout = channel { return "timed out" }
+        return "\(error)"
+    }
 }

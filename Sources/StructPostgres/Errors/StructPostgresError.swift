@@ -2,7 +2,7 @@
 ///
 /// Switch on ``code`` to react to a kind of failure; read the context fields to see what and where.
 /// ``description`` is safe to log: it never contains a password or a bound value
-/// (unless ``PostgresService/Configuration-swift.struct/logBoundValues`` was switched on, in which
+/// (unless ``PostgresConfiguration/logBoundValues`` was switched on, in which
 /// case PostgreSQL's `DETAIL`, which may quote values, is kept too).
 ///
 /// ```swift

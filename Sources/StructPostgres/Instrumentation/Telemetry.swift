@@ -23,7 +23,7 @@ final class Telemetry: Sendable {
     private let serverAddress: String
     private let serverPort: Int
 
-    init(configuration: PostgresService.Configuration) {
+    init(configuration: PostgresConfiguration) {
         configuredTracer = configuration.tracer.flatMap { $0 is NoOpTracer ? nil : $0 }
         configuredMetrics = configuration.metricsFactory.flatMap { $0 is NOOPMetricsHandler ? nil : $0 }
         tracesGlobally = configuration.tracer == nil
@@ -215,10 +215,6 @@ protocol RowCounting {
 
 extension Array: RowCounting {
     var rowsCounted: Int { count }
-}
-
-extension UpsertResult: RowCounting {
-    var rowsCounted: Int { inserted + updated }
 }
 
 extension Duration {

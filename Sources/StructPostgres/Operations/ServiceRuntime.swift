@@ -4,7 +4,7 @@ import PostgresNIO
 /// One service's engine, below its front door: the connections, what its sessions share, and the write
 /// layer's caches. Every operation of the service and of its transactions runs on it (see ``OperationPath``).
 final class ServiceRuntime: Sendable {
-    let configuration: PostgresService.Configuration
+    let configuration: PostgresConfiguration
     let router: ConnectionRouter
     let sessions: SessionContext
     let upserts: UpsertCache
@@ -17,7 +17,7 @@ final class ServiceRuntime: Sendable {
     /// What runs in the background, inside ``PostgresService/run()``.
     let background: BackgroundTasks
 
-    init(configuration given: PostgresService.Configuration) throws {
+    init(configuration given: PostgresConfiguration) throws {
         let configuration = Self.withoutValuesInLogs(given)
         self.configuration = configuration
         let telemetry = Telemetry(configuration: configuration)
@@ -58,7 +58,7 @@ final class ServiceRuntime: Sendable {
 
     /// PostgresNIO logs every message from the server at `trace`, the values in a row or an error's DETAIL
     /// included: without `logBoundValues`, the service's logger goes no lower than `debug`.
-    private static func withoutValuesInLogs(_ configuration: PostgresService.Configuration) -> PostgresService.Configuration {
+    private static func withoutValuesInLogs(_ configuration: PostgresConfiguration) -> PostgresConfiguration {
         guard !configuration.logBoundValues, configuration.logger.logLevel < .debug else { return configuration }
         var quieter = configuration
         quieter.logger.logLevel = .debug

@@ -8,6 +8,8 @@ import Synchronization
 /// back until its reader asks for more, and a connection lost meanwhile crashes the process (PostgresNIO
 /// 1.33.2 traps in `RowStreamStateMachine` when the closing connection delivers rows nobody asked for). Each
 /// batch here is collected as it arrives and is bounded in size, so memory stays flat without back-pressure.
+/// Upstream: no issue found (related: vapor/postgres-nio#449, #435); canary:
+/// `StreamingTests.aRawConnectionsRowSequenceStillTrapsWhenItsConnectionIsLost`.
 final class CursorReader: @unchecked Sendable {
     /// Rows of the first batch: the first row comes quickly, and the batch shows how large rows are.
     static let firstBatch = 256

@@ -26,7 +26,7 @@ extension DatabaseSession: TargetLoader {
             let links = LinkValues(
                 values: (0..<cells.count).map { cells.bytes(row: $0, column: index) },
                 elementType: cells.dataTypes[index])
-            try await relationship.load(self, &decoded.entities, links, resolved, nested)
+            try await relationship.load(LinkedTargets(loader: self, links: links, resolved: resolved, loading: nested), &decoded.entities)
         }
     }
 
@@ -51,29 +51,5 @@ extension DatabaseSession: TargetLoader {
             groups[link, default: []].append(decoded.entities[index])
         }
         return groups
-    }
-}
-
-/// Cells of one type sent back as one array parameter, in binary, without decoding them first.
-struct RawCellArray: PostgresDynamicTypeEncodable {
-    let elementType: PostgresDataType
-    let values: [ByteBuffer]
-
-    /// Unspecified: the statement's cast (`$1::uuid[]`) gives the type.
-    var psqlType: PostgresDataType { PostgresDataType(0) }
-    var psqlFormat: PostgresFormat { .binary }
-
-    func encode<JSONEncoder: PostgresJSONEncoder>(
-        into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>
-    ) {
-        buffer.writeInteger(Int32(1))
-        buffer.writeInteger(Int32(0))
-        buffer.writeInteger(elementType.rawValue)
-        buffer.writeInteger(Int32(values.count))
-        buffer.writeInteger(Int32(1))
-        for var value in values {
-            buffer.writeInteger(Int32(value.readableBytes))
-            buffer.writeBuffer(&value)
-        }
     }
 }

@@ -24,3 +24,16 @@ struct LinkValues: Sendable {
         values[index].flatMap { groups[$0] }
     }
 }
+
+/// The targets of source rows, loaded by their link values.
+struct LinkedTargets: RelationshipTargets {
+    let loader: any TargetLoader
+    let links: LinkValues
+    let resolved: ResolvedRelationship
+    let loading: Loading
+
+    func of<T: EntityProtocol>(_ type: T.Type) async throws -> [[T]?] {
+        let groups = try await loader.loadTargets(T.self, of: links, resolved, loading)
+        return links.values.indices.map { links.group($0, in: groups) }
+    }
+}

@@ -19,6 +19,9 @@ import ServiceLifecycle
 /// ```
 /// Every operation is one of ``PostgresAccess``, shared with ``PostgresTransaction``.
 public final class PostgresService: PostgresAccess, Service {
+    /// Everything the service needs (see ``PostgresConfiguration``).
+    public typealias Configuration = PostgresConfiguration
+
     public let configuration: Configuration
     let runtime: ServiceRuntime
     public let operationPath: OperationPath
@@ -40,7 +43,7 @@ public final class PostgresService: PostgresAccess, Service {
         await withDiscardingTaskGroup { group in
             group.addTask { await self.runtime.background.run() }
             await runtime.router.run()
-            runtime.listener.stop()
+            await runtime.listener.stop()
             runtime.background.finish()
         }
     }

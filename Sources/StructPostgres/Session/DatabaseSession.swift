@@ -6,8 +6,6 @@ private final class CellCollector: @unchecked Sendable {
     var cells = ResultCells()
 }
 
-/// The rows of a prepared statement, as PostgresNIO hands them over.
-typealias RowSequence = AsyncThrowingMapSequence<PostgresRowSequence, PostgresRow>
 
 /// The session layer: runs statements on one connection (the pool's, for a single call, or a transaction's),
 /// prepares them once per connection, stops them when the task is cancelled, and maps errors.
@@ -68,7 +66,8 @@ struct DatabaseSession: Sendable {
 
     /// Sends a statement that returns no rows (`DELETE`, `UPDATE`) and gives back how many rows it affected,
     /// read from the server's command tag. Never prepared: PostgresNIO hands a prepared statement's command tag
-    /// back only through a path that traps when the statement has no rows to read.
+    /// back only through a path that traps when the statement has no rows to read (`PSQLRowStream.commandTag`
+    /// before the rows are consumed; no upstream issue found; canary: `aPreparedStatementsCommandTagStillTraps`).
     func affectedRows(_ statement: Statement) async throws -> Int {
         try await send(statement, prepared: false) { _ in
             let query = PostgresQuery(unsafeSQL: statement.sql, binds: statement.bindings)

@@ -8,7 +8,8 @@ import Synchronization
 /// PostgresNIO writes a statement to its channel without a promise: written after the connection has closed (its
 /// pipeline gone), the statement is dropped and its caller waits forever. Checked on another thread, "still open"
 /// can be stale by the time the write reaches the event loop; checked on the event loop, with the write made
-/// there at once, it cannot (see ``PostgresConnection/sendingOnEventLoop(sql:_:)``).
+/// there at once, it cannot (see ``PostgresConnection/sendingOnEventLoop(sql:_:)``). Upstream: vapor/postgres-nio#487
+/// fixed it and #501 reverted the fix; canary: `aStatementWrittenAfterTheConnectionClosedIsNeverAnswered`.
 final class EventLoopExecutor: TaskExecutor, Sendable {
     let eventLoop: any EventLoop
 

@@ -15,7 +15,7 @@ final class SessionContext: Sendable {
     let catalog = CatalogCache()
     let telemetry: Telemetry
 
-    init(configuration: PostgresService.Configuration, telemetry: Telemetry) {
+    init(configuration: PostgresConfiguration, telemetry: Telemetry) {
         self.telemetry = telemetry
         logger = configuration.logger
         logBoundValues = configuration.logBoundValues

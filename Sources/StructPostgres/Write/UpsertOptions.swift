@@ -7,7 +7,7 @@ public struct UpsertOptions: Sendable, Equatable {
     }
     let conflict: Conflict
     /// Whether the call may be coalesced with concurrent ones (see ``WriteCoalescing``); `nil`: as the service's
-    /// ``PostgresService/Configuration-swift.struct/coalescing`` says.
+    /// ``PostgresConfiguration/coalescing`` says.
     let coalesces: Bool?
 
     init(conflict: Conflict, coalesces: Bool? = nil) {
@@ -25,7 +25,7 @@ public struct UpsertOptions: Sendable, Equatable {
     public static func updating(_ keys: String...) -> UpsertOptions { updating(keys) }
 
     /// The same options, with this call coalesced with concurrent single-row upserts (`true`) or sent on its
-    /// own (`false`) whatever the service's ``PostgresService/Configuration-swift.struct/coalescing`` says.
+    /// own (`false`) whatever the service's ``PostgresConfiguration/coalescing`` says.
     ///
     /// ```swift
     /// try await service.update(entities: [review], options: .upsert.coalesced())
@@ -76,4 +76,8 @@ public struct UpsertResult: Sendable, Equatable {
              linked: lhs.linked + rhs.linked, unlinked: lhs.unlinked + rhs.unlinked,
              orphansDeleted: lhs.orphansDeleted + rhs.orphansDeleted)
     }
+}
+
+extension UpsertResult: RowCounting {
+    var rowsCounted: Int { inserted + updated }
 }

@@ -11,7 +11,9 @@ final class WriteCoalescer: Sendable {
 
     init(configured: WriteCoalescing?, background: BackgroundTasks) {
         self.background = background
-        settings = configured ?? WriteCoalescing()
+        var settings = configured ?? WriteCoalescing()
+        settings.maxBatch = min(settings.maxBatch, WritePlan.rowsPerStatement)
+        self.settings = settings
         byDefault = configured != nil
     }
 

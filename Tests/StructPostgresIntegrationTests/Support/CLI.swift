@@ -8,6 +8,8 @@ struct CLI {
         var status: Int32
         var output: String
         var errors: String
+        /// Whether the program was ended by a signal (`status` is then the signal's number).
+        var signalled = false
     }
 
     let databaseURL: String
@@ -32,8 +34,13 @@ struct CLI {
         try await Self.run(Array(arguments) + ["--migrations-dir", migrations.path], environment: ["DATABASE_URL": databaseURL].merging(extra) { $1 })
     }
 
+    /// Starts the program without reading what it prints (its output files are removed at once: it keeps writing
+    /// to them until it exits, and nothing is left in the temporary folder).
     func start(_ arguments: String...) throws -> Process {
-        try Self.process(Array(arguments) + ["--migrations-dir", migrations.path], environment: ["DATABASE_URL": databaseURL]).0
+        let (process, out, err) = try Self.process(Array(arguments) + ["--migrations-dir", migrations.path], environment: ["DATABASE_URL": databaseURL])
+        try? FileManager.default.removeItem(at: out)
+        try? FileManager.default.removeItem(at: err)
+        return process
     }
 
     /// Runs the program and waits for it without holding a thread of the test's concurrency pool (a program that
@@ -41,7 +48,8 @@ struct CLI {
     static func run(_ arguments: [String], environment: [String: String], binary: URL = binary, in directory: URL? = nil) async throws -> Result {
         let (process, out, err) = try process(arguments, environment: environment, binary: binary, in: directory)
         await exit(of: process)
-        return Result(status: process.terminationStatus, output: read(out), errors: read(err))
+        return Result(
+            status: process.terminationStatus, output: read(out), errors: read(err), signalled: process.terminationReason == .uncaughtSignal)
     }
 
     /// Waits until `process` has exited, on a thread of its own: `Process.waitUntilExit()` would block a thread of

@@ -9,16 +9,16 @@ struct Operation: Sendable {
     }
 
     let kind: Kind
-    /// The entity whose table the operation works on; `nil` for raw SQL and transactions.
-    let entity: (any EntityProtocol.Type)?
+    /// The table the operation works on, as its entity declares it; `nil` for raw SQL and transactions.
+    let table: String?
     /// Models or rows in a write's batch.
     let rows: Int?
     /// Whether `structpg.rows` counts the rows of the result (a ``RowCounting``), and which way: `read`, `written`.
     var countsRows: String?
 
-    init(_ kind: Kind, _ entity: (any EntityProtocol.Type)? = nil, rows: Int? = nil) {
+    init(_ kind: Kind, table: String? = nil, rows: Int? = nil) {
         self.kind = kind
-        self.entity = entity
+        self.table = table
         self.rows = rows
     }
 
@@ -29,7 +29,4 @@ struct Operation: Sendable {
         case .upsert, .delete, .deleteAll, .import, .query, .execute, .transaction, .migrate, .lookup: false
         }
     }
-
-    /// The table, as the entity declares it.
-    var table: String? { entity?.table }
 }

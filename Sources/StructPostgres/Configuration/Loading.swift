@@ -2,7 +2,7 @@
 /// Each relationship costs one query per level, whatever the number of rows (`WHERE key = ANY($1)`).
 ///
 /// A fetch that names none loads ``default``: the service's
-/// ``PostgresService/Configuration-swift.struct/defaultLoading``, every relationship to three levels unless you
+/// ``PostgresConfiguration/defaultLoading``, every relationship to three levels unless you
 /// configure another. Ported code reads related models in `toModel()` as Core Data's faults let it, so a plain
 /// fetch returns the graph whole; a server whose hot paths want one query sets `defaultLoading = .none` once
 /// and asks for relationships where it reads them.
@@ -24,7 +24,7 @@ public struct Loading: Sendable, Hashable {
     /// Every relationship, and theirs, down to `depth` levels.
     public static func all(depth: Int) -> Loading { Loading(mode: .all(depth: max(0, depth))) }
 
-    /// The service's ``PostgresService/Configuration-swift.struct/defaultLoading``; unless configured, every
+    /// The service's ``PostgresConfiguration/defaultLoading``; unless configured, every
     /// relationship to three levels: a store's books, their authors and reviews, the reviews' users.
     public static let `default` = Loading(mode: .configured)
 

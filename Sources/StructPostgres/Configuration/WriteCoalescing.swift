@@ -8,7 +8,7 @@
 /// of a batch tend to come back together), for at most ``window``, or until ``maxBatch`` have arrived.
 ///
 /// ```swift
-/// var configuration = try PostgresService.Configuration(url: url)
+/// var configuration = try PostgresConfiguration(url: url)
 /// configuration.coalescing = WriteCoalescing()           // every eligible call
 /// try await service.update(entities: [book], options: .upsert.coalesced())  // or per call
 /// ```
@@ -16,11 +16,12 @@ public struct WriteCoalescing: Sendable, Equatable {
     /// How long a call may wait for others before its batch is sent. The default, 200 µs, is well under the
     /// round trip of a commit on most networks.
     public var window: Duration
-    /// How many calls a batch holds at most: a full batch is sent at once.
+    /// How many calls a batch holds at most (and never more than one statement's 10,000 rows): a full batch is sent
+    /// at once.
     public var maxBatch: Int
 
     public init(window: Duration = .microseconds(200), maxBatch: Int = 256) {
         self.window = max(.zero, window)
-        self.maxBatch = min(max(1, maxBatch), WritePlan.rowsPerStatement)
+        self.maxBatch = max(1, maxBatch)
     }
 }

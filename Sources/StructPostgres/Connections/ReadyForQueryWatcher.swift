@@ -13,8 +13,8 @@ import Synchronization
 /// An error raised by that commit arrives after the statement has been reported done; PostgresNIO then drops it
 /// (`ConnectionStateMachine.errorReceived`, `.extendedQuery` with `isComplete`: `closeConnectionAndCleanup(
 /// .unexpectedBackendMessage(.error(...)))`) and closes the connection, and a connection lost during that commit
-/// is not noticed at all. Other drivers had the same defect: rust-postgres#832 (fixed by waiting for
-/// `ReadyForQuery`), porsager/postgres#1090. Canary: `ReadyForQueryCanaryTests` fails once PostgresNIO reports
+/// is not noticed at all. Other drivers had the same defect: rust-postgres#832 (fixed by #833, waiting for
+/// `ReadyForQuery`), porsager/postgres#1117. No PostgresNIO issue found. Canary: `ReadyForQueryCanaryTests` fails once PostgresNIO reports
 /// the commit's error itself; this type can then go.
 ///
 /// The watcher is a channel handler placed in front of PostgresNIO's (PostgresNIO does not expose its

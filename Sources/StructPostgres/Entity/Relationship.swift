@@ -18,11 +18,8 @@
 /// }
 /// ```
 public struct Relationship<Source: EntityProtocol>: Sendable {
-    /// Loads the targets of `links` (one value per source) and fills each source's slot.
-    typealias Loader = @Sendable (
-        _ loader: any TargetLoader, _ sources: inout [Source], _ links: LinkValues,
-        _ resolved: ResolvedRelationship, _ loading: Loading
-    ) async throws -> Void
+    /// Loads the targets of the sources and fills each source's slot.
+    typealias Loader = @Sendable (_ targets: any RelationshipTargets, _ sources: inout [Source]) async throws -> Void
 
     /// The name used in ``Loading`` paths and error messages.
     public let name: String
@@ -44,11 +41,9 @@ public struct Relationship<Source: EntityProtocol>: Sendable {
     ) -> Self {
         Self(
             name: name, kind: .toOne(column: column), target: TargetInfo(Target.self), orderedBy: [],
-            load: { loader, sources, links, resolved, loading in
-                let groups = try await loader.loadTargets(Target.self, of: links, resolved, loading)
-                for index in sources.indices {
-                    sources[index][keyPath: slot] = Related(wrappedValue: links.group(index, in: groups)?.first)
-                }
+            load: { targets, sources in
+                let found = try await targets.of(Target.self)
+                for index in sources.indices { sources[index][keyPath: slot] = Related(wrappedValue: found[index]?.first) }
             },
             isAssigned: { _ in false }, childKeys: { _, _ in [] })
     }
@@ -94,11 +89,9 @@ public struct Relationship<Source: EntityProtocol>: Sendable {
     private static func manyLoader<Target: EntityProtocol>(
         _ slot: any WritableKeyPath<Source, Related<[Target]>> & Sendable
     ) -> Loader {
-        { loader, sources, links, resolved, loading in
-            let groups = try await loader.loadTargets(Target.self, of: links, resolved, loading)
-            for index in sources.indices {
-                sources[index][keyPath: slot] = Related(wrappedValue: links.group(index, in: groups) ?? [])
-            }
+        { targets, sources in
+            let found = try await targets.of(Target.self)
+            for index in sources.indices { sources[index][keyPath: slot] = Related(wrappedValue: found[index] ?? []) }
         }
     }
 
@@ -177,4 +170,10 @@ enum KeyEncoding {
         }
         return row.values[index]
     }
+}
+
+/// What loading one relationship of some source rows finds: the targets of each source row, in the rows' order.
+protocol RelationshipTargets {
+    /// The targets of each source row; `nil` where its link is NULL or matched nothing.
+    func of<T: EntityProtocol>(_ type: T.Type) async throws -> [[T]?]
 }
