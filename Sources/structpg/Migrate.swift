@@ -141,6 +141,11 @@ struct Migrate: AsyncParsableCommand {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
                 let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
                 let versions = names.compactMap { name in Migration.parseFileName(name).map { (name, $0.0) } }
+                if sequential, let newest = versions.max(by: { $0.1 < $1.1 }), newest.1 > 99_999_999 {
+                    throw StructPostgresError(
+                        .migrationRefused,
+                        "--sequential numbers a migration after the newest in the folder, but \(newest.0) is named by a timestamp: a number after it would look like one. Leave out --sequential to name it by the time, as the folder's other files")
+                }
                 let fileName = sequential ? Self.sequentialName(name, after: versions) : Self.timestampName(name, after: versions.map(\.1))
                 let template = """
                     -- migrate:up

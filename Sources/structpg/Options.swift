@@ -14,9 +14,18 @@ struct ConnectionOptions: ParsableArguments {
     var verbose = false
 
     func settings() throws -> ConnectionSettings {
-        if let databaseURL { return try ConnectionSettings(url: databaseURL, environment: ProcessInfo.processInfo.environment) }
+        if let databaseURL {
+            Self.configured = true
+            return try ConnectionSettings(url: databaseURL, environment: ProcessInfo.processInfo.environment)
+        }
+        let environment = ProcessInfo.processInfo.environment
+        Self.configured = environment["DATABASE_URL"]?.isEmpty == false
+            || ["PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGUSER", "PGSERVICE"].contains { environment[$0]?.isEmpty == false }
         return try ConnectionSettings.fromEnvironment()
     }
+
+    /// Whether the last settings came from a URL or the PG* variables, rather than from defaults alone.
+    nonisolated(unsafe) static var configured = true
 
     var logger: Logger {
         var logger = Logger(label: "structpg")
@@ -76,6 +85,13 @@ func reportingFailures(_ body: () async throws -> Void) async throws {
         var line = "structpg: \(error.message)"
         if let file = error.file, !error.message.hasPrefix(file) { line += " (\(file)\(error.line.map { ":\($0)" } ?? ""))" }
         if let state = error.sqlState { line += " [SQLSTATE \(state)]" }
+        // PgBouncer reports a database it does not know as a protocol violation (08P01).
+        let missingDatabase = error.sqlState == "3D000"
+            || (error.sqlState == "08P01" && error.message.contains("database") && error.message.contains("does not exist"))
+        if missingDatabase { line += "; create it with `structpg db create`" }
+        if error.code == .connectionLost && !ConnectionOptions.configured {
+            line += "; nothing says where the database is, so the defaults were tried: set DATABASE_URL (postgres://USER@HOST:PORT/DATABASE, a password after USER:), pass --database-url, or set PGHOST and PGDATABASE"
+        }
         fail(line)
     } catch let error as ExitCode {
         throw error
@@ -85,6 +101,8 @@ func reportingFailures(_ body: () async throws -> Void) async throws {
 }
 
 func fail(_ line: String) -> Never {
+    // What was printed so far comes first, also when both go to one pipe.
+    fflush(nil)
     let oneLine = redactingPasswords(line).split(whereSeparator: \.isNewline).joined(separator: " ")
     FileHandle.standardError.write(Data((oneLine + "\n").utf8))
     exit(1)

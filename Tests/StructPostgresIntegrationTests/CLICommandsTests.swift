@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import PostgresNIO
 import StructPostgres
 import StructPostgresTesting
@@ -139,3 +142,74 @@ private let authors = """
 
 private let hasPgDump = ProcessInfo.processInfo.environment["PATH"]?.split(separator: ":")
     .contains { FileManager.default.isExecutableFile(atPath: "\($0)/pg_dump") } ?? false
+
+/// What `structpg` says when the database cannot be reached, or is missing, and where it prints.
+extension CLICommandsTests {
+    @Test(.enabled(if: CLIMessages.nothingListensOnTheDefaultPort, "a server listens on localhost:5432, where the defaults point"))
+    func withNothingConfiguredTheErrorNamesDatabaseURL() async throws {
+        let result = try await CLI.run(["migrate", "status", "-m", FileManager.default.temporaryDirectory.path], environment: [:])
+        #expect(result.status == 1)
+        #expect(result.errors.contains("connection refused") && result.errors.contains("set DATABASE_URL"), "\(result.errors)")
+    }
+
+    @Test func aRefusedConnectionSaysSoWithoutNIOsInternals() async throws {
+        let result = try await CLI.run(["migrate", "status", "-d", "postgres://app@127.0.0.1:1/app?sslmode=disable"], environment: [:])
+        #expect(result.status == 1)
+        #expect(result.errors.contains("cannot connect to postgres://app@127.0.0.1:1/app?sslmode=disable: connection refused"), "\(result.errors)")
+        #expect(!result.errors.contains("SingleConnectionFailure") && !result.errors.contains("set DATABASE_URL"), "\(result.errors)")
+    }
+
+    @Test func aMissingDatabaseHintsAtDbCreate() async throws {
+        let admin = try await TestDatabase.create()
+        let url = admin.url.replacingOccurrences(of: "/\(admin.settings.database)?", with: "/structpg_missing_\(UUID().uuidString.prefix(8).lowercased())?")
+        let result = try await CLI.run(["migrate", "status", "-d", url], environment: [:])
+        try await admin.drop()
+        #expect(result.status == 1)
+        #expect(result.errors.contains("does not exist") && result.errors.contains("create it with `structpg db create`"), "\(result.errors)")
+    }
+
+    @Test func droppingAMissingDatabaseWithIfExistsSaysItDidNotExist() async throws {
+        let admin = try await TestDatabase.create()
+        let url = admin.url.replacingOccurrences(of: "/\(admin.settings.database)?", with: "/structpg_missing_\(UUID().uuidString.prefix(8).lowercased())?")
+        let result = try await CLI.run(["db", "drop", "--if-exists", "-d", url], environment: [:])
+        try await admin.drop()
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(result.output.contains("does not exist: nothing to drop") && !result.output.contains("Dropped"), "\(result.output)")
+    }
+
+    @Test func aSequentialNameAfterTimestampedFilesIsRefused() async throws {
+        let files = try MigrationFiles(["20261125143000_authors.sql": authors])
+        defer { files.remove() }
+        let result = try await CLI.run(["migrate", "new", "--sequential", "add_isbn", "-m", files.directory.path], environment: [:])
+        #expect(result.status == 1)
+        #expect(result.errors.contains("20261125143000_authors.sql is named by a timestamp"), "\(result.errors)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: files.directory.path) == ["20261125143000_authors.sql"])
+    }
+
+    /// What a command printed before it failed comes first, also when both go to one pipe.
+    @Test func standardOutputIsFlushedBeforeTheError() async throws {
+        try await withCLI(["0001_authors.sql": authors, "0002_broken.sql": "-- migrate:up\nSELECT * FROM missing_table;\n"]) { cli, files, _ in
+            let shell = try await CLI.run(
+                ["-c", "'\(CLI.binary.path)' migrate up -d '\(cli.databaseURL)' -m '\(files.directory.path)' 2>&1"], environment: [:],
+                binary: URL(fileURLWithPath: "/bin/sh"))
+            let lines = shell.output.split(separator: "\n")
+            #expect(lines.count == 2 && lines[0].contains("Applied 0001_authors.sql") && lines[1].hasPrefix("structpg: 0002_broken.sql"), "\(lines)")
+        }
+    }
+}
+
+enum CLIMessages {
+    /// Whether nothing answers on 127.0.0.1:5432.
+    static var nothingListensOnTheDefaultPort: Bool {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(5432).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        return result != 0
+    }
+}

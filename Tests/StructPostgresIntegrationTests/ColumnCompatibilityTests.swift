@@ -129,9 +129,9 @@ private struct Measure: StoredModel, Equatable {
         }
         let create = "CREATE TABLE amounts (uuid uuid PRIMARY KEY, name text UNIQUE NOT NULL, as_double numeric, as_decimal numeric, as_int numeric)"
         try await withTables(create) { service, _ in
-            // 1e308 and 5e-324 written through the library: a numeric column holds them, Decimal cannot.
+            // 1e308 and 5e-324 (the least nonzero Double) written through the library: a numeric column holds them, Decimal cannot.
             try await service.update(entities: [
-                Amount(uuid: UUID(), name: "huge", asDouble: 1e308), Amount(uuid: UUID(), name: "tiny", asDouble: 5e-324),
+                Amount(uuid: UUID(), name: "huge", asDouble: 1e308), Amount(uuid: UUID(), name: "tiny", asDouble: .leastNonzeroMagnitude),
             ])
             try await service.execute(unsafeSQL: """
                 INSERT INTO amounts VALUES
@@ -143,7 +143,7 @@ private struct Measure: StoredModel, Equatable {
             let read = try await service.fetch(Amount.self, where: "name IN {'huge', 'tiny', 'exact'}")
             let byName = Dictionary(uniqueKeysWithValues: read.map { ($0.name, $0) })
             #expect(byName["huge"]?.asDouble == 1e308)
-            #expect(byName["tiny"]?.asDouble == 5e-324)
+            #expect(byName["tiny"]?.asDouble == .leastNonzeroMagnitude)
             #expect(byName["exact"]?.asDouble == 1e120)
             #expect(byName["exact"]?.asDecimal == Decimal(string: "12345678901234567890123456789012345678"))
             #expect(byName["exact"]?.asInt == 12)

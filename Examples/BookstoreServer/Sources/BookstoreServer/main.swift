@@ -4,18 +4,21 @@ import Logging
 import StructPostgres
 import StructPostgresTesting
 
-// The book store as a web service. `DATABASE_URL` (and libpq's PG* variables) say where PostgreSQL is; without
-// them a throwaway local cluster is started and removed on exit. `HOST`, `PORT` (8080) and `MIGRATIONS_DIR` are
+// The book store as a web service. `DATABASE_URL`, or libpq's PG* variables, say where PostgreSQL is; with neither
+// a throwaway local cluster is started and removed on exit. `HOST`, `PORT` (8080) and `MIGRATIONS_DIR` are
 // optional. SIGTERM or SIGINT stops it gracefully.
 var logger = Logger(label: "bookstore-server")
 logger.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
 do {
     var cluster: LocalPostgresCluster?
     var connection: ConnectionSettings
-    if let url = ProcessInfo.processInfo.environment["DATABASE_URL"], !url.isEmpty {
+    let environment = ProcessInfo.processInfo.environment
+    let named = ["DATABASE_URL", "PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGUSER", "PGSERVICE"].filter { environment[$0]?.isEmpty == false }
+    if !named.isEmpty {
         connection = try ConnectionSettings.fromEnvironment()
+        logger.info("connecting as \(named.joined(separator: ", ")) say: \(connection)")
     } else {
-        logger.info("no DATABASE_URL: starting a throwaway PostgreSQL")
+        logger.info("no DATABASE_URL nor PGHOST: starting a throwaway PostgreSQL")
         cluster = try LocalPostgresCluster.start()
         connection = cluster!.settings
     }
