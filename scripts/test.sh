@@ -2,13 +2,15 @@
 # Runs the whole test suite: unit tests and integration tests against a real PostgreSQL.
 # Uses DATABASE_URL when set; otherwise the tests start a throwaway cluster themselves.
 # STRUCTPG_SCRATCH_PATH moves the build folder (docker compose uses it to keep the host's apart).
-# With arguments, runs `swift test` once with them (e.g. scripts/test.sh --filter UpsertTests). Without, runs
-# every suite in parallel except those that time cancellation, pool waits and TLS handshakes, and those that
-# restart a server under load, which then run one test at a time so that a loaded machine does not stretch the
+# With arguments, runs `swift test` once with them (e.g. scripts/test.sh --filter UpsertTests). Without: the layer
+# check; every suite in parallel except those tagged `.timed` (they time cancellation, pool waits and TLS handshakes,
+# or restart a server under load), which then run one test at a time so that a loaded machine does not stretch the
 # times they assert (nor the restart's load stretch other tests'); then the integration tests a
 # second time through a local PgBouncer in transaction mode (STRUCTPG_TEST_POOLER=pgbouncer), all but those about
 # a server session itself (prepared statements, kept connections, cancellation, TLS) and the pooler's and replicas'
-# own suites, which ran in the first pass; last, the web service example's tests (Examples/BookstoreServer).
+# own suites, which ran in the first pass; then again against PostgreSQL 18 with max_connections = 100 through
+# DATABASE_URL; then the web service example's tests (Examples/BookstoreServer); last, the tutorial followed as
+# written (scripts/check-tutorial).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,7 +50,8 @@ run_pass() {
   rm -f "$events"
   return "$status"
 }
-timed='CancellationTests|ConnectionTests|TLSTests|CoalescedWriteRestartTests|ServerRestartTests|FailoverTests'
+# The suites tagged `.timed` (Tests/StructPostgresIntegrationTests/Support/Tags.swift), found by their tag.
+timed=$(python3 scripts/lib/timed-suites.py)
 run_pass 10 "${scratch[@]}" --skip-build --skip "$timed"
 run_pass 5 "${scratch[@]}" --skip-build --filter "$timed" --no-parallel
 if [ -z "${DATABASE_URL:-}" ] && { command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ]; }; then

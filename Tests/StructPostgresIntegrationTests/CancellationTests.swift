@@ -16,7 +16,7 @@ private struct SlowItem: StoredModel {
 }
 
 /// A cancelled task stops its statement on the server, fails at once with `queryCancelled`, and never commits.
-@Suite struct CancellationTests {
+@Suite(.tags(.timed)) struct CancellationTests {
     private static let schema = [
         "CREATE TABLE items (uuid uuid PRIMARY KEY, name text NOT NULL)",
         "CREATE VIEW slow_items AS SELECT uuid, name FROM items WHERE pg_sleep(30) IS NOT NULL",

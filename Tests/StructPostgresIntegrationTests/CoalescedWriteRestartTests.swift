@@ -17,7 +17,7 @@ private struct Pulse: StoredModel {
 }
 
 /// A server restart while coalesced batches are being written: a server of its own, restarted with `pg_ctl`.
-@Suite(.serialized, .timeLimit(.minutes(2)), .enabled(if: ProcessInfo.processInfo.environment["DATABASE_URL"] == nil, "the server to restart is started next to the local cluster; DATABASE_URL is set"))
+@Suite(.serialized, .tags(.timed), .timeLimit(.minutes(2)), .enabled(if: ProcessInfo.processInfo.environment["DATABASE_URL"] == nil, "the server to restart is started next to the local cluster; DATABASE_URL is set"))
 struct CoalescedWriteRestartTests {
     private struct Outcome {
         let key: UUID

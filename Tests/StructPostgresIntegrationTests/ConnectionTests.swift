@@ -16,7 +16,7 @@ enum TestServer {
     static var isLocal: Bool { databaseURL == nil }
 }
 
-@Suite struct ConnectionTests {
+@Suite(.tags(.timed)) struct ConnectionTests {
     /// PostgresNIO's pool does not replace a connection that closes while callers wait for one (it only keeps
     /// its minimum); the library makes it open one, so the waiter is served, with or without kept connections.
     @Test(arguments: [Duration.zero, .seconds(1)])

@@ -12,7 +12,7 @@ import Glibc
 /// Failover and switchover under a steady load of writes, against a real primary and a synchronous standby started
 /// by the test: no write the service acknowledged is missing from the host that takes over, and writes refused by
 /// a former primary during a switchover are sent again to the new one.
-@Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["DATABASE_URL"] == nil, "the servers are started next to the local cluster; DATABASE_URL is set"))
+@Suite(.serialized, .tags(.timed), .enabled(if: ProcessInfo.processInfo.environment["DATABASE_URL"] == nil, "the servers are started next to the local cluster; DATABASE_URL is set"))
 struct FailoverTests {
     /// Runs of the failover (each a new pair of servers): `STRUCTPG_FAILOVER_RUNS`, 5 by default.
     static let runs = Int(ProcessInfo.processInfo.environment["STRUCTPG_FAILOVER_RUNS"] ?? "") ?? 5

@@ -6,7 +6,7 @@ import Testing
 private let hasOpenSSL = FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")
 
 /// `sslmode` keeps libpq's meanings against a server with a certificate for `localhost`.
-@Suite struct TLSTests {
+@Suite(.tags(.timed)) struct TLSTests {
     private func encrypted(_ settings: ConnectionSettings) async throws -> Bool {
         let configuration = PostgresService.Configuration(
             connection: settings, pool: PoolOptions(maxConnections: 1, connectTimeout: .seconds(5), acquireTimeout: .seconds(6)))
