@@ -20,7 +20,7 @@ if command -v python3 >/dev/null 2>&1; then
 else
   echo "test.sh: SKIPPED scripts/check-layers: python3 is not installed"
 fi
-PG_BINDIR=$(scripts/ensure-postgres.sh --pgbouncer)
+PG_BINDIR=$(scripts/ensure-postgres.sh --pgbouncer --auto-failover)
 export PG_BINDIR
 scratch=(--scratch-path "${STRUCTPG_SCRATCH_PATH:-.build}")
 swift build "${scratch[@]}" --build-tests
