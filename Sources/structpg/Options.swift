@@ -48,6 +48,19 @@ struct MigrationOptions: ParsableArguments {
     func load() throws -> MigrationSet {
         try MigrationSet(directory: URL(fileURLWithPath: migrationsDirectory))
     }
+
+    /// The migrations that sort before `file` (one that cannot be read), each read on its own: what a dry run shows
+    /// before it names the file.
+    func load(before file: String) throws -> MigrationSet {
+        let directory = URL(fileURLWithPath: migrationsDirectory)
+        guard let bad = Migration.parseFileName(file) else { return try MigrationSet([]) }
+        let readable = try FileManager.default.contentsOfDirectory(atPath: directory.path).compactMap { name -> Migration? in
+            guard let (version, _) = Migration.parseFileName(name), version < bad.version,
+                  let text = try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8) else { return nil }
+            return try? Migration(fileName: name, text: text)
+        }
+        return try MigrationSet(readable)
+    }
 }
 
 /// Runs `body` with a migrator and turns any failure into one line on stderr and exit code 1.
@@ -56,7 +69,18 @@ func withMigrator(
     _ body: (Migrator) async throws -> Void
 ) async throws {
     try await reportingFailures {
-        let migrations = try options.load()
+        let migrations: MigrationSet
+        var unreadable: StructPostgresError?
+        do {
+            migrations = try options.load()
+        } catch var error as StructPostgresError where dryRun && error.file != nil {
+            // A dry run still shows what the files before the one at fault would do, then names it: `migrate up`
+            // itself applies nothing while a file cannot be read.
+            migrations = try options.load(before: error.file!)
+            error.message = "\(error.file!)\(error.line.map { ":\($0)" } ?? ""): \(error.message); the SQL above is what the migrations before it "
+                + "would run, and `migrate up` applies nothing until it is fixed"
+            unreadable = error
+        }
         let configuration = PostgresService.Configuration(
             connection: try connection.settings(),
             pool: PoolOptions(maxConnections: 2, acquireTimeout: .seconds(15)), logger: connection.logger)
@@ -74,6 +98,7 @@ func withMigrator(
             let migrator = Migrator(service: service, migrations: migrations, options: migratorOptions)
             try await body(migrator)
         }
+        if let unreadable { throw unreadable }
     }
 }
 

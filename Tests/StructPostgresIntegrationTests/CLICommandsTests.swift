@@ -186,6 +186,18 @@ extension CLICommandsTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: files.directory.path) == ["20261125143000_authors.sql"])
     }
 
+    /// A dry run with a file it cannot read still shows the SQL of the migrations before it, then names the file.
+    @Test func aDryRunWithAnUnreadableFileShowsWhatComesBeforeItAndNamesIt() async throws {
+        try await withCLI(["0001_authors.sql": authors, "0002_broken.sql": "-- migrate:up\n-- migrate:up\nSELECT 1;\n"]) { cli, _, service in
+            let dry = try await cli.run("migrate", "up", "--dry-run")
+            #expect(dry.status == 1)
+            #expect(dry.output.contains("-- 0001_authors.sql (up)") && dry.output.contains("CREATE TABLE authors"), "\(dry.output)")
+            #expect(dry.errors.hasPrefix("structpg: 0002_broken.sql:2: a second '-- migrate:up' marker")
+                    && dry.errors.contains("`migrate up` applies nothing until it is fixed"), "\(dry.errors)")
+            #expect(try await service.query("SELECT to_regclass('authors') IS NULL")[0].decode(Bool.self), "a dry run ran nothing")
+        }
+    }
+
     /// What a command printed before it failed comes first, also when both go to one pipe.
     @Test func standardOutputIsFlushedBeforeTheError() async throws {
         try await withCLI(["0001_authors.sql": authors, "0002_broken.sql": "-- migrate:up\nSELECT * FROM missing_table;\n"]) { cli, files, _ in
