@@ -147,7 +147,9 @@ private let hasPgDump = ProcessInfo.processInfo.environment["PATH"]?.split(separ
 extension CLICommandsTests {
     @Test(.enabled(if: CLIMessages.nothingListensOnTheDefaultPort, "a server listens on localhost:5432, where the defaults point"))
     func withNothingConfiguredTheErrorNamesDatabaseURL() async throws {
-        let result = try await CLI.run(["migrate", "status", "-m", FileManager.default.temporaryDirectory.path], environment: [:])
+        let files = try MigrationFiles(["0001_authors.sql": authors])
+        defer { files.remove() }
+        let result = try await CLI.run(["migrate", "status", "-m", files.directory.path], environment: [:])
         #expect(result.status == 1)
         #expect(result.errors.contains("connection refused") && result.errors.contains("set DATABASE_URL"), "\(result.errors)")
     }
