@@ -263,7 +263,12 @@ private struct ProbeEntity: EntityProtocol {
         try await withTables(Reading.create, configure: Self.heldUntilWritten) { service, _ in
             let kept = Reading(uuid: UUID(), value: 5)
             try await service.update(entities: [kept])
-            let held = try await holdWrite(service, .insertIfAbsent.coalesced())
+            // An insert that would do nothing need not wait for a row lock (PostgreSQL 18 sometimes does not): the
+            // write is held by a lock on the table, which every insert waits for.
+            let blocker = Reading(uuid: UUID(), value: 0)
+            let held = try await holdWrite(
+                service, stored: blocker, then: Reading(uuid: blocker.uuid, value: 1), .insertIfAbsent.coalesced(),
+                lock: { try await $0.query("LOCK TABLE readings IN EXCLUSIVE MODE") })
             let lane = held.lane
             let readings = [Reading(uuid: kept.uuid, value: 6), Reading(uuid: UUID(), value: 7)]
             let calls = try await queue(readings, behind: lane, service, options: .insertIfAbsent.coalesced())

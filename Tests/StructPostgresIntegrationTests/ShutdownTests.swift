@@ -158,7 +158,8 @@ private enum Ending: Sendable, CustomStringConvertible {
         let stopping = ContinuousClock.now
         runner.cancel()
         try await within(10, "run()") { _ = await runner.result }
-        #expect(ContinuousClock.now - stopping < .seconds(2))
+        // At once: well under the seconds a wait for a connection or a lost listener would take (5 s on a loaded machine).
+        #expect(ContinuousClock.now - stopping < .seconds(5))
         try await database.drop()
     }
 }
