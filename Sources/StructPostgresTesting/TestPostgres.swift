@@ -175,6 +175,8 @@ actor SharedServer {
         // Its connections end with the cluster, when the process exits: nothing worth logging.
         configuration.logger = Logger(label: "StructPostgresTesting.admin", factory: { _ in SwiftLogNoOpLogHandler() })
         let service = try PostgresService(configuration: configuration)
+        // The harness's own service lives as long as the test process, past every test's scope: its run() (which owns
+        // all its work) is the one task here with no scope above it, ended by the process's exit.
         Task.detached { try? await service.run() }
         admins[key] = service
         return service

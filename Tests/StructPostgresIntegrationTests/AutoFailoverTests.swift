@@ -18,33 +18,6 @@ private struct Ledger: StoredModel {
     .enabled(if: LocalAutoFailover.program != nil, "pg_auto_failover is not installed (apt-get install -y postgresql-15-auto-failover pg-auto-failover-cli)"),
     .enabled(if: ProcessInfo.processInfo.environment["DATABASE_URL"] == nil, "the formation is started next to the local cluster; DATABASE_URL is set"))
 struct AutoFailoverTests {
-    /// Writers that upsert one row per call until stopped, keeping the key and time of each acknowledged write.
-    private final class Writers: Sendable {
-        let acknowledged = Mutex<[(UUID, ContinuousClock.Instant)]>([])
-        let failures = Mutex<[String]>([])
-        let stopping = Atomic(false)
-
-        func run(_ service: PostgresService, tasks: Int) async {
-            await withTaskGroup(of: Void.self) { group in
-                for _ in 0..<tasks {
-                    group.addTask {
-                        while !self.stopping.load(ordering: .relaxed) {
-                            let entry = Ledger(uuid: UUID(), amount: 1)
-                            do {
-                                try await service.update(entities: [entry])
-                                let now = ContinuousClock.now
-                                self.acknowledged.withLock { $0.append((entry.uuid, now)) }
-                            } catch {
-                                self.failures.withLock { $0.append("\(error)") }
-                                try? await Task.sleep(for: .milliseconds(20))
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-
     @Test func fourWritersThroughAFailoverLoseNoAcknowledgedWrite() async throws {
         let formation = try await Task.detached { try LocalAutoFailover.start() }.value
         defer { formation.stop() }
@@ -52,7 +25,7 @@ struct AutoFailoverTests {
         configuration.pool.acquireTimeout = .seconds(60)
         try await PostgresService.withService(configuration: configuration) { service in
             try await service.execute(unsafeSQL: "CREATE TABLE ledger (uuid uuid PRIMARY KEY, amount integer NOT NULL)")
-            let writers = Writers()
+            let writers = AcknowledgedWriters { Ledger(uuid: $0, amount: 1) }
             let load = Task { await writers.run(service, tasks: 4) }
             try await Task.sleep(for: .seconds(1))
             let beforeFailover = writers.acknowledged.withLock { $0.count }

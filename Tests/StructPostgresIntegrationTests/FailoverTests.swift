@@ -56,32 +56,6 @@ struct FailoverTests {
         try await body(primary, standby, url)
     }
 
-    /// Writers that upsert one row per call until stopped, keeping the keys of the calls that succeeded.
-    private final class Writers: Sendable {
-        let acknowledged = Mutex<[UUID]>([])
-        let failures = Mutex<[String]>([])
-        let stopping = Atomic(false)
-
-        func run(_ service: PostgresService, tasks: Int) async {
-            await withTaskGroup(of: Void.self) { group in
-                for _ in 0..<tasks {
-                    group.addTask {
-                        while !self.stopping.load(ordering: .relaxed) {
-                            let tally = Tally(uuid: UUID(), count: 1)
-                            do {
-                                try await service.update(entities: [tally])
-                                self.acknowledged.withLock { $0.append(tally.uuid) }
-                            } catch {
-                                self.failures.withLock { $0.append("\(error)") }
-                                try? await Task.sleep(for: .milliseconds(20))
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-
     /// Stops the primary's walsender (SIGSTOP): from now on no WAL reaches the standby, and every commit waits
     /// on the primary for the standby's confirmation.
     private func pauseReplication(from primary: LocalPostgresCluster) async throws -> Int32 {
@@ -108,7 +82,7 @@ struct FailoverTests {
                 var configuration = PostgresService.Configuration(connection: try ConnectionSettings(url: url), pool: PoolOptions(maxConnections: 8))
                 configuration.pool.acquireTimeout = .seconds(20)
                 try await PostgresService.withService(configuration: configuration) { service in
-                    let writers = Writers()
+                    let writers = AcknowledgedWriters { Tally(uuid: $0, count: 1) }
                     let load = Task { await writers.run(service, tasks: 8) }
                     try await Task.sleep(for: .milliseconds(800))
                     // Replication stops: commits wait on the primary for the standby, and the primary crashes.
@@ -120,7 +94,7 @@ struct FailoverTests {
                     try await Task.sleep(for: .milliseconds(1500))
                     writers.stopping.store(true, ordering: .relaxed)
                     await load.value
-                    let acknowledged = writers.acknowledged.withLock { $0 }
+                    let acknowledged = writers.keys
                     let stored = try await service.query("SELECT uuid FROM tallies").map { try $0.decode(UUID.self) }
                     let lost = Set(acknowledged).subtracting(stored)
                     report.append("run \(run): \(acknowledged.count) acknowledged (\(beforeCrash) before the crash), \(lost.count) lost, \(writers.failures.withLock { $0.count }) failed calls")
@@ -137,7 +111,7 @@ struct FailoverTests {
             var configuration = PostgresService.Configuration(connection: try ConnectionSettings(url: url), pool: PoolOptions(maxConnections: 8))
             configuration.pool.acquireTimeout = .seconds(20)
             try await PostgresService.withService(configuration: configuration) { service in
-                let writers = Writers()
+                let writers = AcknowledgedWriters { Tally(uuid: $0, count: 1) }
                 let load = Task { await writers.run(service, tasks: 8) }
                 try await Task.sleep(for: .milliseconds(500))
                 // A planned switchover: the primary turns read-only (writes now fail with 25006), the standby
@@ -152,7 +126,7 @@ struct FailoverTests {
                 await load.value
                 let failures = writers.failures.withLock { $0 }
                 #expect(failures.count == 0, "failed calls, the first: \(failures.first ?? "")")
-                let acknowledged = writers.acknowledged.withLock { $0 }
+                let acknowledged = writers.keys
                 let onNew = try await Self.value(standby.settings, "SELECT count(*) FROM tallies", as: Int64.self)
                 let onOld = try await Self.value(primary.settings, "SELECT count(*) FROM tallies", as: Int64.self)
                 #expect(Int(onNew ?? 0) >= acknowledged.count && (onNew ?? 0) > (onOld ?? 0), "writes reached the promoted standby after the switchover")
