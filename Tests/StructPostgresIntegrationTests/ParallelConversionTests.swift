@@ -47,10 +47,10 @@ struct ParallelConversionTests {
 
     /// With books throughout, and with books in the second half only (its types and join sets new to the first's).
     @Test(arguments: [0, 2_500])
-    func aLargeGraphConvertedInHalvesIsTheUnitOfWorkOfConvertingInOrder(booksFrom: Int) throws {
+    func aLargeGraphConvertedInHalvesIsTheUnitOfWorkOfConvertingInOrder(booksFrom: Int) async throws {
         let stores = stores(booksFrom: booksFrom)
-        let inOrder = try UnitOfWork.convert(stores[...], inParallel: false)
-        let inHalves = try UnitOfWork.convert(stores[...], inParallel: true)
+        let inOrder = try await UnitOfWork.convert(stores[...], inParallel: false)
+        let inHalves = try await UnitOfWork.convert(stores[...], inParallel: true)
         func keys(_ context: EntityContext) -> [String] {
             context.tables.map { batch in
                 let uuids: [UUID]

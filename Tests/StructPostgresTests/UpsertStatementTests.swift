@@ -26,11 +26,11 @@ private struct Tagged: StoredModel {
             columnOrder: columns.map(\.name), uniqueKeys: [.init(columns: ["uuid"], nullsNotDistinct: false)])
     }
 
-    @Test func oneStatementWithOneArrayParameterPerColumn() throws {
+    @Test func oneStatementWithOneArrayParameterPerColumn() async throws {
         let description = try EntityDescription(Tagged.self, schema: schema())
         let rows = (0..<3).map { Tagged(uuid: UUID(), label: $0 == 1 ? nil : "l", tags: ["a"], status: .open) }
         let batch = rows
-        let statement = try prepared(batch, description, .upsert)
+        let statement = try await prepared(batch, description, .upsert)
         #expect(statement.bindings.count == 4)
         #expect(statement.sql == """
             WITH upserted AS (INSERT INTO "shop"."tagged" AS t ("uuid", "label", "tags", "status") \
@@ -43,10 +43,10 @@ private struct Tagged: StoredModel {
             """)
     }
 
-    @Test func aCoalescedBatchReportsEachRowByItsPlaceAndWritesInKeyOrder() throws {
+    @Test func aCoalescedBatchReportsEachRowByItsPlaceAndWritesInKeyOrder() async throws {
         let description = try EntityDescription(Tagged.self, schema: schema())
         let rows = (0..<2).map { _ in Tagged(uuid: UUID(), label: "l", tags: [], status: .open) }
-        let statement = try prepared(rows, description, .upsert, reportsRows: true)
+        let statement = try await prepared(rows, description, .upsert, reportsRows: true)
         #expect(statement.sql == """
             WITH u AS (SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY \
             AS u("uuid", "label", "tags", "status", structpg_row)), \
@@ -59,23 +59,23 @@ private struct Tagged: StoredModel {
             FROM u JOIN w ON (w."uuid") = (CAST(u."uuid" AS uuid)) \
             ORDER BY w.structpg_ctid, u.structpg_row
             """)
-        let single = try prepared([rows[0]], description, .upsert, reportsRows: true)
+        let single = try await prepared([rows[0]], description, .upsert, reportsRows: true)
         #expect(single.sql.hasPrefix("INSERT INTO"), "a single row's result says what happened to it")
     }
 
-    @Test func insertIfAbsentAndChosenColumns() throws {
+    @Test func insertIfAbsentAndChosenColumns() async throws {
         let description = try EntityDescription(Tagged.self, schema: schema())
         let batch = [Tagged(uuid: UUID(), label: nil, tags: [], status: .open)]
-        let ignore = try prepared(batch, description, .insertIfAbsent)
+        let ignore = try await prepared(batch, description, .insertIfAbsent)
         #expect(ignore.sql.contains("ON CONFLICT (\"uuid\") DO NOTHING"))
-        let chosen = try prepared(batch, description, .updating("label"))
+        let chosen = try await prepared(batch, description, .updating("label"))
         #expect(chosen.sql.contains("DO UPDATE SET \"label\" = EXCLUDED.\"label\" WHERE (t.\"label\") IS DISTINCT FROM (EXCLUDED.\"label\") RETURNING"))
-        #expect(throws: StructPostgresError.self) {
-            try prepared(batch, description, .updating("missing"))
+        await #expect(throws: StructPostgresError.self) {
+            try await prepared(batch, description, .updating("missing"))
         }
     }
 
-    @Test func aConflictKeyWithoutAUniqueIndexIsRefused() throws {
+    @Test func aConflictKeyWithoutAUniqueIndexIsRefused() async throws {
         struct ByLabel: StoredModel {
             static let table = "shop.tagged"
             static let uniqueKey = ["label"]
@@ -84,8 +84,8 @@ private struct Tagged: StoredModel {
         }
         let description = try EntityDescription(ByLabel.self, schema: schema())
         let batch = [ByLabel(uuid: UUID(), label: "x")]
-        let error = #expect(throws: StructPostgresError.self) {
-            try prepared(batch, description, .upsert)
+        let error = await #expect(throws: StructPostgresError.self) {
+            try await prepared(batch, description, .upsert)
         }
         #expect(error?.message.contains("no unique index or primary key on exactly those columns") == true)
     }
@@ -94,8 +94,8 @@ private struct Tagged: StoredModel {
 /// The upsert statement as the service prepares it.
 private func prepared<E: EntityProtocol>(
     _ entities: [E], _ description: EntityDescription, _ options: UpsertOptions, reportsRows: Bool = false
-) throws -> Statement {
-    try PreparedUpsert(
+) async throws -> Statement {
+    try await PreparedUpsert(
         entities[...], description: description, options: options, cache: UpsertCache(catalog: CatalogCache()), inParallel: false,
         reportsRows: reportsRows
     ).statement

@@ -16,7 +16,7 @@ extension OperationPath {
             }
             return try await coalesced(entity, operation, options: options)
         }
-        return try await write(try UnitOfWork.convert(models[...], inParallel: true), operation, options: options)
+        return try await write(try await UnitOfWork.convert(models[...], inParallel: true), operation, options: options)
     }
 
     /// Upserts `entity` with the concurrent calls of its lane (see ``WriteCoalescing``). The call is measured as
@@ -50,7 +50,7 @@ extension OperationPath {
     }
 
     func delete<Model: EntityConvertible>(_ models: [Model]) async throws -> Int {
-        let entities = try UnitOfWork.entities(models)
+        let entities = try await UnitOfWork.entities(models)
         return try await perform(Operation(.delete, Model.Entity.self, rows: models.count)) { try await writer($0).delete(entities) }
     }
 

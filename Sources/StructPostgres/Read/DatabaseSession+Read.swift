@@ -49,7 +49,7 @@ extension DatabaseSession {
         let cells = try await tagged(description) { try await runCells(statement) }
         let layout = RowLayout(description)
         var decoded = DecodedRows<E>(layout: layout, cells: cells)
-        decoded.entities = try Self.decodeAll(E.self, cells, layout: layout, description: description)
+        decoded.entities = try await Self.decodeAll(E.self, cells, layout: layout, description: description)
         return decoded
     }
 
@@ -60,20 +60,20 @@ extension DatabaseSession {
         var statement = Statement(sql: query.sql)
         statement.bindings = query.binds
         let cells = try await tagged(description) { try await runCells(statement) }
-        return try Self.decodeAll(E.self, cells, layout: RowLayout(description, columns: cells.names), description: description)
+        return try await Self.decodeAll(E.self, cells, layout: RowLayout(description, columns: cells.names), description: description)
     }
 
     /// Every row of `cells` as an `E`, in order. A large result is decoded in two halves at once, each with its
     /// own decoder; an error is the one of the first bad row, as when decoding in order.
     static func decodeAll<E: EntityProtocol>(
         _ type: E.Type, _ cells: ResultCells, layout: RowLayout, description: EntityDescription
-    ) throws -> [E] {
+    ) async throws -> [E] {
         guard cells.count >= ParallelRows.minimum else {
             let entities = try decodeRows(0..<cells.count, RowDecoder(layout: layout, cells: cells), as: E.self)
             layout.rememberKeyOrder()
             return entities
         }
-        let (first, second) = try ParallelRows.halves(0..<cells.count) { rows in
+        let (first, second) = try await ParallelRows.halves(0..<cells.count) { rows in
             try decodeRows(rows, RowDecoder(layout: rows.lowerBound == 0 ? layout : layout.copy(description), cells: cells), as: E.self)
         }
         layout.rememberKeyOrder()

@@ -29,34 +29,65 @@ struct BatchColumns: Sendable {
     let rowCount: Int
     let merged: Int
 
-    init<E: EntityProtocol>(_ entities: [E], description: EntityDescription, keysOnly: Bool = false, inParallel: Bool = false) throws {
-        try self.init(entities[...], description: description, keysOnly: keysOnly, inParallel: inParallel)
+    init<E: EntityProtocol>(_ entities: [E], description: EntityDescription, keysOnly: Bool = false) throws {
+        try self.init(entities[...], description: description, keysOnly: keysOnly)
     }
 
     /// A chunk of a larger batch; errors name an entity by its index in the whole batch. `keysOnly` keeps
-    /// only the unique key's columns, duplicates included (what a delete needs). `inParallel`: a batch of
-    /// ``ParallelRows/minimum`` rows or more is encoded in two halves at once and its columns checked at once
-    /// (for a batch nothing else waits on: one the server is writing meanwhile would only take its core).
+    /// only the unique key's columns, duplicates included (what a delete needs).
     ///
     /// Three stages: encoding (``BatchEncoder``), the unique key (nil parts refused, duplicates merged), and the
     /// checks of each column against the table.
-    init<E: EntityProtocol>(_ entities: ArraySlice<E>, description: EntityDescription, keysOnly: Bool = false, inParallel: Bool = false) throws {
-        var encoded = try BatchEncoder(description: description, keysOnly: keysOnly).encode(entities, inParallel: inParallel)
+    init<E: EntityProtocol>(_ entities: ArraySlice<E>, description: EntityDescription, keysOnly: Bool = false) throws {
+        var encoded = try BatchEncoder(description: description, keysOnly: keysOnly).encode(entities)
+        let (keyIndexes, merged) = try Self.keyed(&encoded, rowCount: entities.count, description: description, keysOnly: keysOnly)
+        let checks = try Self.columnChecks(encoded, keyIndexes: keyIndexes, description: description, keysOnly: keysOnly)
+        try self.init(rowCount: entities.count - merged, merged: merged, columns: (0..<checks.count).map(checks.check))
+    }
+
+    /// The batch the synchronous initializer makes. `inParallel`: a batch of ``ParallelRows/minimum``
+    /// rows or more is encoded in two halves at once and its columns checked at once (for a batch nothing else
+    /// waits on: one the server is writing meanwhile would only take its core).
+    init<E: EntityProtocol>(
+        _ entities: ArraySlice<E>, description: EntityDescription, keysOnly: Bool = false, inParallel: Bool
+    ) async throws {
+        guard inParallel, entities.count >= ParallelRows.minimum else {
+            try self.init(entities, description: description, keysOnly: keysOnly)
+            return
+        }
+        var encoded = try await BatchEncoder(description: description, keysOnly: keysOnly).encode(entities, inParallel: true)
+        let (keyIndexes, merged) = try Self.keyed(&encoded, rowCount: entities.count, description: description, keysOnly: keysOnly)
+        let checks = try Self.columnChecks(encoded, keyIndexes: keyIndexes, description: description, keysOnly: keysOnly)
+        let rowCount = entities.count - merged
+        let columns = rowCount >= ParallelRows.minimum
+            ? try await ParallelRows.map(checks.count, checks.check) : try (0..<checks.count).map(checks.check)
+        self.init(rowCount: rowCount, merged: merged, columns: columns)
+    }
+
+    private init(rowCount: Int, merged: Int, columns: [Column]) {
+        self.rowCount = rowCount
+        self.merged = merged
+        self.columns = columns
+    }
+
+    /// The unique key's stage: the key's columns among the encoded ones, nil parts refused unless the index matches
+    /// nulls, and duplicates merged (the last of each key, at the place of the first; not for `keysOnly`).
+    private static func keyed(
+        _ encoded: inout BatchEncoder.Encoded, rowCount: Int, description: EntityDescription, keysOnly: Bool
+    ) throws -> (keyIndexes: [Int], merged: Int) {
         let keyIndexes = try Self.keyIndexes(encoded, description)
         let nullsMatch = description.schema.nullsMatch(in: description.keyColumns)
         if !nullsMatch { try Self.refuseNilKeys(encoded, keyIndexes: keyIndexes, description: description) }
-        merged = entities.count == 1 || keysOnly
-            ? 0 : Self.mergeDuplicates(&encoded.columns, rowCount: entities.count, keyIndexes: keyIndexes, nullsMatch: nullsMatch)
-        rowCount = entities.count - merged
-        columns = try Self.checkedColumns(encoded, keyIndexes: keyIndexes, description: description, keysOnly: keysOnly,
-                                          inParallel: inParallel && rowCount >= ParallelRows.minimum)
+        let merged = rowCount == 1 || keysOnly
+            ? 0 : Self.mergeDuplicates(&encoded.columns, rowCount: rowCount, keyIndexes: keyIndexes, nullsMatch: nullsMatch)
+        return (keyIndexes, merged)
     }
 
-    /// What the table says of each encoded column first (unknown columns, two properties on one), then every value,
-    /// the values of several columns at once when `inParallel`.
-    private static func checkedColumns(
-        _ encoded: BatchEncoder.Encoded, keyIndexes: [Int], description: EntityDescription, keysOnly: Bool, inParallel: Bool
-    ) throws -> [Column] {
+    /// What the table says of each encoded column first (unknown columns, two properties on one, thrown here), then
+    /// the check of every value of column `index` (`check`), for the caller to run in order or at once.
+    private static func columnChecks(
+        _ encoded: BatchEncoder.Encoded, keyIndexes: [Int], description: EntityDescription, keysOnly: Bool
+    ) throws -> (count: Int, check: (Int) throws -> Column) {
         let (entity, table) = (description.entity, description.schema.table)
         var kept: [(name: String, property: String, info: TableSchema.Column, values: [ColumnValue])] = []
         kept.reserveCapacity(encoded.names.count)
@@ -76,12 +107,12 @@ struct BatchColumns: Sendable {
         }
         let (names, values) = (encoded.names, encoded.columns)
         let rowKey: @Sendable (Int) -> String = { row in keyIndexes.map { "\(names[$0])=\(values[$0][row].keyDescription)" }.joined(separator: ", ") }
-        func check(_ index: Int) throws -> Column {
-            let (name, property, info, values) = kept[index]
+        let columns = kept
+        return (columns.count, { index in
+            let (name, property, info, values) = columns[index]
             let wire = try ValueChecker(entity: entity, table: table, column: info, property: property, rowKey: rowKey).check(values)
             return Column(name: name, property: property, info: info, wire: wire, values: values)
-        }
-        return inParallel ? try ParallelRows.map(kept.count, check) : try kept.indices.map(check)
+        })
     }
 
     /// The positions of the unique key's columns among the encoded ones.

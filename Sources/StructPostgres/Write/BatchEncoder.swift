@@ -21,9 +21,30 @@ struct BatchEncoder {
         encoder = RowEncoder(naming: description.naming)
     }
 
-    /// Encodes `entities`; errors name an entity by its index in the whole batch. `inParallel`: a batch of
-    /// ``ParallelRows/minimum`` rows or more is encoded in two halves at once.
-    func encode<E: EntityProtocol>(_ entities: ArraySlice<E>, inParallel: Bool) throws -> Encoded {
+    /// Encodes `entities`, one after the other; errors name an entity by its index in the whole batch.
+    func encode<E: EntityProtocol>(_ entities: ArraySlice<E>) throws -> Encoded {
+        let (shape, first) = try start(entities)
+        try collect(entities, (entities.startIndex + 1)..<entities.endIndex, into: first, shape)
+        return encoded(shape, first.columns)
+    }
+
+    /// Encodes `entities` as ``encode(_:)`` does; `inParallel`: a batch of ``ParallelRows/minimum`` rows or more
+    /// is encoded in two halves at once.
+    func encode<E: EntityProtocol>(_ entities: ArraySlice<E>, inParallel: Bool) async throws -> Encoded {
+        guard inParallel, entities.count >= ParallelRows.minimum else { return try encode(entities) }
+        let (shape, first) = try start(entities)
+        let rest = (entities.startIndex + 1)..<entities.endIndex
+        var (columns, tail) = try await ParallelRows.halves(rest) { [self] rows in
+            let half = rows.lowerBound == rest.lowerBound ? first : collector(shape, capacity: rows.count)
+            try collect(entities, rows, into: half, shape)
+            return half.columns
+        }
+        for index in columns.indices { columns[index].append(contentsOf: tail[index]) }
+        return encoded(shape, columns)
+    }
+
+    /// The shape of the batch's rows, and a collector holding the first entity's values.
+    private func start<E: EntityProtocol>(_ entities: ArraySlice<E>) throws -> (RowEncoder.Shape, RowEncoder.ColumnCollector) {
         var shape: RowEncoder.Shape
         if let learnt = RowEncoder.learntShape(of: E.self) {
             shape = learnt
@@ -39,20 +60,10 @@ struct BatchEncoder {
             first = collector(shape, capacity: entities.count)
             first.append(values: row.values)
         }
-        let rest = (entities.startIndex + 1)..<entities.endIndex
-        var columns: [[ColumnValue]]
-        if inParallel, entities.count >= ParallelRows.minimum {
-            let (head, tail) = try ParallelRows.halves(rest) { rows in
-                let half = rows.lowerBound == rest.lowerBound ? first : collector(shape, capacity: rows.count)
-                try collect(entities, rows, into: half, shape)
-                return half.columns
-            }
-            columns = head
-            for index in columns.indices { columns[index].append(contentsOf: tail[index]) }
-        } else {
-            try collect(entities, rest, into: first, shape)
-            columns = first.columns
-        }
+        return (shape, first)
+    }
+
+    private func encoded(_ shape: RowEncoder.Shape, _ columns: [[ColumnValue]]) -> Encoded {
         let width = keyPrefix(shape) ?? shape.columns.count
         return Encoded(names: Array(shape.columns.prefix(width)), properties: Array(shape.properties.prefix(width)), columns: columns)
     }

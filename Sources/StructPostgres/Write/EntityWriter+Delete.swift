@@ -11,7 +11,7 @@ extension EntityWriter {
     func delete<E: EntityProtocol>(_ entities: [E]) async throws -> Int {
         guard !entities.isEmpty else { return 0 }
         let description = try await session.describe(E.self)
-        let batch = try BatchColumns(entities, description: description, keysOnly: true, inParallel: true)
+        let batch = try await BatchColumns(entities[...], description: description, keysOnly: true, inParallel: true)
         var statement = Statement(sql: "")
         var parameters: [String] = []
         for key in description.keyColumns {

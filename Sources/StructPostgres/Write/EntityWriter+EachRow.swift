@@ -10,21 +10,21 @@ extension EntityWriter {
     ) async throws -> [UpsertResult] {
         if entities.count == 1 { return [try await upsertOne(entities[0])] }
         let description = try await session.describe(E.self)
-        let prepared = try prepareEach(entities[...], description)
+        let prepared = try await prepareEach(entities[...], description)
         guard prepared.merged > 0 else { return try await sendEach(prepared, E.self) }
         let rounds = try BatchColumns.rounds(entities, description: description)
         return try await atomically {
             var results = Array(repeating: UpsertResult(), count: entities.count)
             for round in rounds {
-                let prepared = try prepareEach(round.map { entities[$0] }[...], description)
+                let prepared = try await prepareEach(round.map { entities[$0] }[...], description)
                 for (index, result) in zip(round, try await sendEach(prepared, E.self)) { results[index] = result }
             }
             return results
         }
     }
 
-    private func prepareEach<E: EntityProtocol>(_ entities: ArraySlice<E>, _ description: EntityDescription) throws -> PreparedUpsert {
-        try PreparedUpsert(entities, description: description, options: options, cache: cache, inParallel: false, reportsRows: true)
+    private func prepareEach<E: EntityProtocol>(_ entities: ArraySlice<E>, _ description: EntityDescription) async throws -> PreparedUpsert {
+        try await PreparedUpsert(entities, description: description, options: options, cache: cache, inParallel: false, reportsRows: true)
     }
 
     private func sendEach<E: EntityProtocol>(_ prepared: PreparedUpsert, _ type: E.Type) async throws -> [UpsertResult] {

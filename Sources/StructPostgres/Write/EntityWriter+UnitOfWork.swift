@@ -7,7 +7,7 @@ extension EntityWriter {
         if tables.count == 1 {
             total = try await upsert(tables[0], inParallel: true)
         } else {
-            var preparations: [(@Sendable () throws -> PreparedUpsert?)?] = []
+            var preparations: [(@Sendable () async throws -> PreparedUpsert?)?] = []
             for (index, table) in tables.enumerated() {
                 preparations.append(try await preparation(of: table, inParallel: index == 0))
             }
@@ -39,10 +39,10 @@ extension EntityWriter {
     /// one statement. `inParallel`: for the first of several tables, whose encoding nothing else runs beside.
     private func preparation<Table: RegisteredTable>(
         of table: Table, inParallel: Bool
-    ) async throws -> (@Sendable () throws -> PreparedUpsert?)? {
+    ) async throws -> (@Sendable () async throws -> PreparedUpsert?)? {
         guard !WritePlan.slices(table.count) else { return nil }
         let (description, entities, writer) = (try await session.describe(Table.Entity.self), table.entities, self)
-        return { try writer.prepare(entities[...], description: description, inParallel: inParallel) }
+        return { try await writer.prepare(entities[...], description: description, inParallel: inParallel) }
     }
 
     /// The tables with every referenced table before the tables that reference it (the catalog's foreign keys
@@ -70,23 +70,23 @@ extension EntityWriter {
     func writeInSlices<Model: EntityConvertible>(_ models: [Model]) async throws -> UpsertResult {
         let description = try await session.describe(Model.Entity.self)
         guard Model.Entity.relationships.isEmpty, !description.schema.referencesItself else {
-            return try await write(try UnitOfWork.convert(models[...], inParallel: true))
+            return try await write(try await UnitOfWork.convert(models[...], inParallel: true))
         }
         let writer = self
         /// A slice's upsert, or `nil` when converting its models registered other entities (written as a unit of
         /// work). Only the first slice is prepared on several threads: the others while the server writes.
-        @Sendable func prepare(_ range: Range<Int>, inParallel: Bool) throws -> PreparedUpsert? {
-            let context = try UnitOfWork.convert(models[range], inParallel: inParallel)
+        @Sendable func prepare(_ range: Range<Int>, inParallel: Bool) async throws -> PreparedUpsert? {
+            let context = try await UnitOfWork.convert(models[range], inParallel: inParallel)
             guard let entities = context.onlyEntities(of: Model.Entity.self) else { return nil }
-            return try writer.prepare(entities[...], description: description, inParallel: inParallel)
+            return try await writer.prepare(entities[...], description: description, inParallel: inParallel)
         }
         let slices = WritePlan.chunks(models.count)
         return try await Self.pipelined(
             slices.count,
-            prepare: { index in { [range = slices[index]] in try prepare(range, inParallel: index == 0) } },
+            prepare: { index in { [range = slices[index]] in try await prepare(range, inParallel: index == 0) } },
             send: { index, prepared in
                 if let prepared { return try await send(prepared, Model.Entity.self) }
-                return try await write(try UnitOfWork.convert(models[slices[index]], inParallel: false))
+                return try await write(try await UnitOfWork.convert(models[slices[index]], inParallel: false))
             },
             explain: { index, error in
                 var error = error
@@ -101,14 +101,14 @@ extension EntityWriter {
     /// prepared). `explain` adds to an error of step `index`, whether from preparing or sending.
     static func pipelined(
         _ count: Int,
-        prepare: (Int) -> (@Sendable () throws -> PreparedUpsert?)?,
+        prepare: (Int) -> (@Sendable () async throws -> PreparedUpsert?)?,
         send: (Int, PreparedUpsert?) async throws -> UpsertResult,
         explain: (Int, StructPostgresError) -> StructPostgresError = { $1 }
     ) async throws -> UpsertResult {
         try await withThrowingTaskGroup(of: PreparedUpsert?.self) { group in
             func start(_ index: Int) -> Bool {
                 guard index < count, let work = prepare(index) else { return false }
-                group.addTask { try work() }
+                group.addTask { try await work() }
                 return true
             }
             var total = UpsertResult()

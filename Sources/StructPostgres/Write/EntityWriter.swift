@@ -34,7 +34,7 @@ struct EntityWriter: Sendable {
     func upsertOne<E: EntityProtocol>(_ entity: E) async throws -> UpsertResult {
         if let prepared = planned(entity) { return try await send(prepared, E.self) }
         let description = try await session.describe(E.self)
-        return try await send(try prepare([entity][...], description: description, inParallel: false), E.self)
+        return try await send(try await prepare([entity][...], description: description, inParallel: false), E.self)
     }
 
     /// The single-row upsert of `entity` through its type's plan, or `nil` when there is none or it does not fit.
@@ -48,14 +48,14 @@ struct EntityWriter: Sendable {
             return try await send(prepared, E.self)
         }
         let description = try await session.describe(E.self)
-        return try await send(try prepare(entities, description: description, inParallel: inParallel), E.self)
+        return try await send(try await prepare(entities, description: description, inParallel: inParallel), E.self)
     }
 
     /// Encodes and checks an upsert (see ``PreparedUpsert/init(_:description:options:cache:inParallel:)``).
     func prepare<E: EntityProtocol>(
         _ entities: ArraySlice<E>, description: EntityDescription, inParallel: Bool
-    ) throws -> PreparedUpsert {
-        try PreparedUpsert(entities, description: description, options: options, cache: cache, inParallel: inParallel)
+    ) async throws -> PreparedUpsert {
+        try await PreparedUpsert(entities, description: description, options: options, cache: cache, inParallel: inParallel)
     }
 
     /// Sends a prepared upsert; counts what it did.

@@ -17,8 +17,8 @@ struct PreparedUpsert: Sendable {
     init<E: EntityProtocol>(
         _ entities: ArraySlice<E>, description: EntityDescription, options: UpsertOptions, cache: UpsertCache, inParallel: Bool,
         reportsRows: Bool = false
-    ) throws {
-        let batch = try BatchColumns(entities, description: description, inParallel: inParallel)
+    ) async throws {
+        let batch = try await BatchColumns(entities, description: description, inParallel: inParallel)
         let reportsRows = reportsRows && batch.rowCount > 1
         let shape = UpsertShape(
             entity: ObjectIdentifier(E.self),
@@ -27,7 +27,7 @@ struct PreparedUpsert: Sendable {
         let sql = try cache.text(shape) {
             try UpsertSQL.text(batch, description: description, options: options, reportsRows: reportsRows)
         }
-        statement = try Self.bind(batch, sql: sql, inParallel: inParallel)
+        statement = try await Self.bind(batch, sql: sql, inParallel: inParallel)
         rowCount = batch.rowCount
         merged = batch.merged
         columns = batch.columns.map(\.name)
@@ -54,7 +54,7 @@ struct PreparedUpsert: Sendable {
 
     /// The statement `sql` with one parameter per column of `batch`, in order: an array, or for a single row its
     /// value. `inParallel`: the arrays of a large batch are encoded at once, one column per thread.
-    static func bind(_ batch: BatchColumns, sql: String, inParallel: Bool) throws -> Statement {
+    static func bind(_ batch: BatchColumns, sql: String, inParallel: Bool) async throws -> Statement {
         var statement = Statement(sql: sql, parameters: batch.columns.count)
         if batch.rowCount == 1 {
             for column in batch.columns { statement.append(column.values[0], declaredAs: column.arrayType) }
@@ -62,7 +62,7 @@ struct PreparedUpsert: Sendable {
         }
         let arrays = batch.columns.map { BinaryColumnArray(element: $0.arrayType, values: $0.values) }
         if inParallel, batch.rowCount >= ParallelRows.minimum {
-            for encoded in try ParallelRows.map(arrays.count, { arrays[$0].encoded() }) { _ = statement.bind(array: encoded) }
+            for encoded in try await ParallelRows.map(arrays.count, { arrays[$0].encoded() }) { _ = statement.bind(array: encoded) }
         } else {
             for array in arrays { _ = statement.bind(array: array) }
         }

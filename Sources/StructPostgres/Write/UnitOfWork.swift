@@ -2,14 +2,14 @@
 enum UnitOfWork {
     /// Converts the models. `inParallel`: ``ParallelRows/minimum`` models or more are converted in two halves at
     /// once, as if in order (the first error is the first half's).
-    static func convert<Model: EntityConvertible>(_ models: ArraySlice<Model>, inParallel: Bool) throws -> EntityContext {
+    static func convert<Model: EntityConvertible>(_ models: ArraySlice<Model>, inParallel: Bool) async throws -> EntityContext {
         func convert(_ rows: Range<Int>) throws -> EntityContext {
             let context = EntityContext()
             for model in models[rows] { try context.insert(model) }
             return context
         }
         guard inParallel, models.count >= ParallelRows.minimum else { return try convert(models.indices) }
-        let (first, second) = try ParallelRows.halves(models.indices, convert)
+        let (first, second) = try await ParallelRows.halves(models.indices, convert)
         first.append(second)
         return first
     }
@@ -25,13 +25,13 @@ enum UnitOfWork {
     }
 
     /// The entities of `models`, for a delete: converted without keeping what they register.
-    static func entities<Model: EntityConvertible>(_ models: [Model]) throws -> [Model.Entity] {
+    static func entities<Model: EntityConvertible>(_ models: [Model]) async throws -> [Model.Entity] {
         func convert(_ rows: Range<Int>) throws -> [Model.Entity] {
             let context = EntityContext()
             return try models[rows].map { try $0.toEntity(context: context) }
         }
         guard models.count >= ParallelRows.minimum else { return try convert(models.indices) }
-        let (first, second) = try ParallelRows.halves(models.indices, convert)
+        let (first, second) = try await ParallelRows.halves(models.indices, convert)
         return first + second
     }
 }
