@@ -16,7 +16,7 @@ try await PostgresService.withService(configuration: configuration) { db in
 
     let dune = Book(uuid: UUID(), title: "Dune", price: 9.99)
     try await db.update(entities: [dune, Book(uuid: UUID(), title: "Emma", price: 12.5)])  // one statement
-    let cheap = try await db.fetch(Book.self, where: "price < %@", 10.0, sortedBy: [.ascending("title")])
+    let cheap = try await db.fetch(Book.self, where: \.price < 10, sortedBy: [.ascending(\Book.title)])
     let found = try await db.find(Book.self, id: dune.uuid)                               // nil when missing
     print(cheap.map(\.title), found?.price ?? 0)
 }

@@ -45,7 +45,7 @@ struct Demo {
         let view = Task { [service] in
             defer { show.finish() }
             let reviews = service.observe(
-                ReviewModel.self, where: "bookID == %@", Catalog.hobbit.uuid, sortedBy: [.descending("createdAt")], loading: .none
+                ReviewModel.self, where: .format("bookID == %@", Catalog.hobbit.uuid), sortedBy: [.descending("createdAt")], loading: .none
             ).removingDuplicates()
             for try await list in reviews {
                 print("Live: The Hobbit has \(list.count) reviews, the newest: \"\(list.first?.content ?? "")\"")

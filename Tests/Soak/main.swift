@@ -75,7 +75,7 @@ func operation(_ service: PostgresService, _ coalesced: PostgresService, _ autho
     case 3:
         try await coalesced.update(entities: [BookModel(uuid: UUID(), title: "coalesced", price: .random(in: 1...50))])
     case 4, 5:
-        _ = try await service.fetch(BookModel.self, where: "price < %@", Double.random(in: 1...50), sortedBy: [.descending("price")], limit: 20)
+        _ = try await service.fetch(BookModel.self, where: .format("price < %@", Double.random(in: 1...50)), sortedBy: [.descending("price")], limit: 20)
     case 6:
         var seen = 0
         let stop = Int.random(in: 1...2_000)
@@ -85,13 +85,13 @@ func operation(_ service: PostgresService, _ coalesced: PostgresService, _ autho
         }
     case 7:
         try await service.transaction { tx in
-            let some = try await tx.fetch(BookModel.self, where: "price > %@", 45.0, limit: 5)
+            let some = try await tx.fetch(BookModel.self, where: .format("price > %@", 45.0), limit: 5)
             try await tx.update(entities: some.map { var book = $0; book.price = (book.price ?? 0) + 0.01; return book })
         }
     case 8:
-        _ = try await service.deleteAll(BookModel.self, where: "price > %@ AND title == %@", 49.5, "single")
+        _ = try await service.deleteAll(BookModel.self, where: .format("price > %@ AND title == %@", 49.5, "single"))
     default:
-        _ = try await service.count(BookModel.self, where: "author.name == %@", author.name)
+        _ = try await service.count(BookModel.self, where: .format("author.name == %@", author.name))
     }
 }
 
@@ -120,7 +120,7 @@ try await PostgresService.withService(configuration: configuration) { service in
                 group.addTask {
                     while ContinuousClock.now < end {
                         do {
-                            for try await books in service.observe(BookModel.self, where: "price < %@", 2.0) {
+                            for try await books in service.observe(BookModel.self, where: .format("price < %@", 2.0)) {
                                 _ = books.count
                                 counters.observed.add(1, ordering: .relaxed)
                                 if ContinuousClock.now >= end { break }

@@ -140,7 +140,7 @@ private struct Measure: StoredModel, Equatable {
                   (gen_random_uuid(), 'big', NULL, 1e200, NULL),
                   (gen_random_uuid(), 'fraction', NULL, NULL, 12.50)
                 """)
-            let read = try await service.fetch(Amount.self, where: "name IN {'huge', 'tiny', 'exact'}")
+            let read = try await service.fetch(Amount.self, where: .format("name IN {'huge', 'tiny', 'exact'}"))
             let byName = Dictionary(uniqueKeysWithValues: read.map { ($0.name, $0) })
             #expect(byName["huge"]?.asDouble == 1e308)
             #expect(byName["tiny"]?.asDouble == .leastNonzeroMagnitude)
@@ -148,7 +148,7 @@ private struct Measure: StoredModel, Equatable {
             #expect(byName["exact"]?.asDecimal == Decimal(string: "12345678901234567890123456789012345678"))
             #expect(byName["exact"]?.asInt == 12)
             for (name, column, type) in [("long", "as_decimal", "Decimal"), ("big", "as_decimal", "Decimal"), ("fraction", "as_int", "Int")] {
-                let error = await #expect(throws: StructPostgresError.self) { try await service.fetch(Amount.self, where: "name == %@", name) }
+                let error = await #expect(throws: StructPostgresError.self) { try await service.fetch(Amount.self, where: .format("name == %@", name)) }
                 #expect(error?.message.contains("column '\(column)' of table 'amounts' cannot be decoded as") == true, "\(String(describing: error))")
                 #expect(error?.message.contains(type) == true)
             }

@@ -76,7 +76,7 @@ private let deferredSchema = """
             try await service.update(entities: [Manuscript(uuid: UUID(), title: "m", writerID: writer.uuid)])
             let one = await #expect(throws: StructPostgresError.self) { try await service.delete(entities: [writer]) }
             #expect(one?.code == .foreignKeyViolation, "\(one.map { "\($0)" } ?? "")")
-            let all = await #expect(throws: StructPostgresError.self) { try await service.deleteAll(Writer.self, where: "name == %@", "W") }
+            let all = await #expect(throws: StructPostgresError.self) { try await service.deleteAll(Writer.self, where: .format("name == %@", "W")) }
             #expect(all?.code == .foreignKeyViolation, "\(all.map { "\($0)" } ?? "")")
             #expect(try await rowCount("writers", service) == 1)
         }

@@ -181,7 +181,7 @@ enum TestServer {
                 await #expect(throws: StructPostgresError.self) {
                     try await service.update(entities: [Novel(uuid: UUID(), title: "traced-value", price: 1, publisher: nil)])
                 }
-                _ = try await service.fetch(Novel.self, where: "title == 'traced-value'")
+                _ = try await service.fetch(Novel.self, where: .format("title == 'traced-value'"))
             }
             let text = logs.lines.withLock { $0.joined(separator: "\n") }
             #expect(text.contains("INSERT INTO \"books\""))

@@ -44,7 +44,7 @@ private let examples = URL(fileURLWithPath: #filePath)
 
             #expect(try await db.find(Book.self, id: emma.uuid)?.title == "Emma")
             #expect(try await db.find(Book.self, id: UUID()) == nil)
-            #expect(try await db.count(Book.self, where: "price > %@", 10.0) == 1)
+            #expect(try await db.count(Book.self, where: .format("price > %@", 10.0)) == 1)
         }
     }
     // tutorial: end

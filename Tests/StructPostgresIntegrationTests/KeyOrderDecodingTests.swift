@@ -41,7 +41,7 @@ fileprivate struct Flip: StoredModel, Equatable {
             for _ in 0..<2 {
                 #expect(try await service.fetch(Flip.self, sortedBy: [.ascending("price")]) == [cheap, dear])
                 #expect(try await service.fetch(Flip.self, sortedBy: [.descending("price")]) == [dear, cheap])
-                #expect(try await service.fetch(Flip.self, where: "price > %@", 10.0) == [dear])
+                #expect(try await service.fetch(Flip.self, where: .format("price > %@", 10.0)) == [dear])
             }
         }
     }

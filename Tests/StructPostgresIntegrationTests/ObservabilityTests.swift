@@ -252,7 +252,7 @@ import Tracing
         try await observed(BookSchema.create) { service, tracer, metrics in
             let secret = "s3cr3t-\(UUID().uuidString)"
             try await service.update(entities: [Novel(uuid: UUID(), title: secret, price: 1, publisher: secret)])
-            _ = try await service.fetch(Novel.self, where: "title == %@ OR publisher BEGINSWITH %@", secret, secret)
+            _ = try await service.fetch(Novel.self, where: .format("title == %@ OR publisher BEGINSWITH %@", secret, secret))
             _ = try await service.query("SELECT \(secret)::text")
             await #expect(throws: StructPostgresError.self) { _ = try await service.query("SELECT \(secret)::int") }
             let password = try #require(service.configuration.connection.password)

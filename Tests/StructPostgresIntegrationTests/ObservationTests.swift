@@ -138,15 +138,15 @@ where S.Element == [Model] {
             try await service.update(entities: [book])
             try await service.installChangeNotifications(on: ["books", "reviews"])
             let unobserved = await #expect(throws: StructPostgresError.self) {
-                for try await _ in service.observe(BookModel.self, where: "author.name == %@", "A", loading: .none) { break }
+                for try await _ in service.observe(BookModel.self, where: .format("author.name == %@", "A"), loading: .none) { break }
             }
             #expect(unobserved?.table == "authors")
             try await service.installChangeNotifications(on: ["authors"])
             let byAuthor = Results<BookModel>()
             let reviewed = Results<BookModel>()
             let observers = [
-                record(service.observe(BookModel.self, where: "author.name == %@", "A", loading: .none), into: byAuthor),
-                record(service.observe(BookModel.self, where: "reviews.@count > 0", loading: .none), into: reviewed),
+                record(service.observe(BookModel.self, where: .format("author.name == %@", "A"), loading: .none), into: byAuthor),
+                record(service.observe(BookModel.self, where: .format("reviews.@count > 0"), loading: .none), into: reviewed),
             ]
             #expect(try await byAuthor.first { $0.map(\.uuid) == [book.uuid] } != nil)
             #expect(try await reviewed.first { $0.isEmpty } != nil)

@@ -17,7 +17,7 @@ import Testing
             #expect(try await service.find(Novel.self, id: novels[2].uuid) == novels[2])
             #expect(try await service.find(Novel.self, id: UUID()) == nil, "a missing row is nil, not a trap")
             #expect(try await service.fetchOne(Novel.self, sortedBy: [.descending("price")]) == novels[3])
-            #expect(try await service.fetchOne(Novel.self, where: "publisher == %@", "Tor", sortedBy: [.ascending("price")]) == novels[0])
+            #expect(try await service.fetchOne(Novel.self, where: .format("publisher == %@", "Tor"), sortedBy: [.ascending("price")]) == novels[0])
             #expect(try await service.fetchOne(Novel.self, where: \NovelEntity.price > 2) == novels[3])
             #expect(try await service.fetchOne(Novel.self, where: .equal("title", "none")) == nil)
             let found = try await service.transaction { try await $0.find(Novel.self, id: novels[1].uuid) }
@@ -39,8 +39,8 @@ import Testing
             #expect(try await service.exists(Novel.self) == false)
             _ = try await novels(service)
             #expect(try await service.exists(Novel.self))
-            #expect(try await service.exists(Novel.self, where: "price > %@", 2))
-            #expect(try await service.exists(Novel.self, where: "price > %@", 3) == false)
+            #expect(try await service.exists(Novel.self, where: .format("price > %@", 2)))
+            #expect(try await service.exists(Novel.self, where: .format("price > %@", 3)) == false)
             #expect(try await service.exists(Novel.self, where: \NovelEntity.publisher == nil))
             #expect(try await service.exists(Novel.self, where: .equal("title", "Novel 9")) == false)
         }

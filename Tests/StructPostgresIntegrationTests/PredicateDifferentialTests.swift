@@ -160,15 +160,15 @@ struct ShelfBook: StoredModel {
                 switch expectation {
                 case .agrees:
                     let want = Set(try books.filter { try predicate.evaluate($0) }.map(\.uuid))
-                    let fetched = try await service.fetch(ShelfBook.self, where: predicate)
+                    let fetched = try await service.fetch(ShelfBook.self, where: .predicate(predicate))
                     let got = Set(fetched.map(\.uuid))
                     let (sqlAlone, swiftAlone) = (got.subtracting(want), want.subtracting(got))
                     #expect(sqlAlone.isEmpty && swiftAlone.isEmpty, "\(name) (seed \(seed)): SQL alone \(Self.titles(sqlAlone, books)), Swift alone \(Self.titles(swiftAlone, books))")
-                    let counted = try await service.count(ShelfBook.self, where: predicate)
+                    let counted = try await service.count(ShelfBook.self, where: .predicate(predicate))
                     #expect(counted == want.count, "count: \(name)")
                     if !want.isEmpty && want.count < books.count { informative += 1 }
                 case .refused(let reason):
-                    let error = await #expect(throws: StructPostgresError.self, "\(name)") { try await service.fetch(ShelfBook.self, where: predicate) }
+                    let error = await #expect(throws: StructPostgresError.self, "\(name)") { try await service.fetch(ShelfBook.self, where: .predicate(predicate)) }
                     #expect(error?.code == .unsupportedPredicate, "\(name)")
                     #expect(error?.message.contains(reason) == true, "\(name): \(error?.message ?? "no error")")
                 }
@@ -204,7 +204,7 @@ struct ShelfBook: StoredModel {
                 for (name, filter, expected) in questions {
                     let scalars = operand.unicodeScalars.map { String($0.value, radix: 16) }.joined(separator: " ")
                     do {
-                        let got = Set(try await service.fetch(ShelfBook.self, where: filter).map(\.uuid))
+                        let got = Set(try await service.fetch(ShelfBook.self, where: EntityFilter(filter)).map(\.uuid))
                         let want = Set(books.filter(expected).map(\.uuid))
                         let (sqlAlone, swiftAlone) = (got.subtracting(want), want.subtracting(got))
                         #expect(sqlAlone.isEmpty && swiftAlone.isEmpty, "\(name) [\(scalars)] (seed \(seed)): SQL alone \(Self.titles(sqlAlone, books)), Swift alone \(Self.titles(swiftAlone, books))")
@@ -250,12 +250,12 @@ struct ShelfBook: StoredModel {
             try await service.update(entities: books)
             for (question, filter, expected) in questions {
                 let want = Set(books.filter(expected).map(\.uuid))
-                let got = Set(try await service.fetch(ShelfBook.self, where: filter).map(\.uuid))
+                let got = Set(try await service.fetch(ShelfBook.self, where: EntityFilter(filter)).map(\.uuid))
                 let (sqlAlone, swiftAlone) = (got.subtracting(want), want.subtracting(got))
                 #expect(sqlAlone.isEmpty && swiftAlone.isEmpty, "\(question): SQL alone \(Self.titles(sqlAlone, books)), Swift alone \(Self.titles(swiftAlone, books))")
             }
             let refused = await #expect(throws: StructPostgresError.self) {
-                try await service.fetch(ShelfBook.self, where: try Filter(format: "title CONTAINS %@", "\u{301}"))
+                try await service.fetch(ShelfBook.self, where: .format("title CONTAINS %@", "\u{301}"))
             }
             #expect(refused?.code == .unsupportedPredicate)
         }

@@ -55,7 +55,7 @@ import Testing
             ]
             for (format, arguments, expected) in cases {
                 let filter = try Filter(format: format, arguments: arguments)
-                let found = try await service.fetch(BookModel.self, where: filter, loading: .none).map(\.uuid)
+                let found = try await service.fetch(BookModel.self, where: EntityFilter(filter), loading: .none).map(\.uuid)
                 #expect(Set(found) == Set(books.filter(expected).map(\.uuid)), "\(format)")
                 #expect(found.count == books.filter(expected).count, "\(format)")
             }
@@ -77,7 +77,7 @@ import Testing
             ]
             for (format, arguments, expected) in cases {
                 let filter = try Filter(format: format, arguments: arguments)
-                let found = try await service.fetch(StoreModel.self, where: filter, loading: .none).map(\.uuid)
+                let found = try await service.fetch(StoreModel.self, where: EntityFilter(filter), loading: .none).map(\.uuid)
                 #expect(Set(found) == Set(stores.filter(expected).map(\.uuid)), "\(format)")
             }
         }
@@ -88,7 +88,7 @@ import Testing
             let graph = try await seed(service)
             let book = graph[1].books![2]
             let reviews = try await service.fetch(
-                ReviewModel.self, where: "bookID == %@", book.uuid, sortedBy: [.descending("createdAt")], limit: 50, loading: .none)
+                ReviewModel.self, where: .format("bookID == %@", book.uuid), sortedBy: [.descending("createdAt")], limit: 50, loading: .none)
             #expect(reviews.map(\.uuid) == book.reviews!.reversed().map(\.uuid))
             #expect(log.all.last?.hasSuffix("ORDER BY \"created_at\" DESC LIMIT 50") == true)
 
@@ -109,9 +109,9 @@ import Testing
             let titles = graph.flatMap { $0.books! }.compactMap(\.title).sorted()
             let page = try await service.fetch(BookModel.self, sortedBy: [.ascending("title")], limit: 4, offset: 4, loading: .none)
             #expect(page.compactMap(\.title) == Array(titles[4..<8]))
-            #expect(try await service.count(BookModel.self, where: "price > %@", 2.0) == 6)
-            #expect(try await service.exists(BookModel.self, where: try Filter(format: "title CONTAINS 'Sale'")))
-            #expect(try await service.exists(BookModel.self, where: try Filter(format: "title == 'nope'")) == false)
+            #expect(try await service.count(BookModel.self, where: .format("price > %@", 2.0)) == 6)
+            #expect(try await service.exists(BookModel.self, where: .format("title CONTAINS 'Sale'")))
+            #expect(try await service.exists(BookModel.self, where: .format("title == 'nope'")) == false)
         }
     }
 
@@ -119,13 +119,13 @@ import Testing
         try await withBookstore { service, log in
             _ = try await seed(service)
             log.reset()
-            let deleted = try await service.deleteAll(ReviewModel.self, where: "content BEGINSWITH %@", "review 1")
+            let deleted = try await service.deleteAll(ReviewModel.self, where: .format("content BEGINSWITH %@", "review 1"))
             #expect(deleted == 12)
             #expect(dataStatements(log).count == 1)
             #expect(try await rowCount("reviews", service) == 12)
             let cleared = try await service.deleteAll(ReviewModel.self, where: nil)
             #expect(cleared == 12)
-            let books = try await service.deleteAll(BookModel.self, where: "author == nil")
+            let books = try await service.deleteAll(BookModel.self, where: .format("author == nil"))
             #expect(books == 1)
             #expect(try await rowCount("store_books", service) == 11, "the delete rules apply")
         }
@@ -138,9 +138,9 @@ import Testing
                 _ = try Filter(format: "title == 'x'; DROP TABLE books")
             }
             #expect(spliced?.message.hasPrefix("malformed predicate: unexpected character ';'") == true)
-            let bound = try await service.fetch(BookModel.self, where: "title == %@", "x'; DROP TABLE books; --", loading: .none)
+            let bound = try await service.fetch(BookModel.self, where: .format("title == %@", "x'; DROP TABLE books; --"), loading: .none)
             #expect(bound.isEmpty)
-            let quoted = try await service.fetch(BookModel.self, where: "title == 'x\\'; DROP TABLE books; --'", loading: .none)
+            let quoted = try await service.fetch(BookModel.self, where: .format("title == 'x\\'; DROP TABLE books; --'"), loading: .none)
             #expect(quoted.isEmpty)
             #expect(try await rowCount("books", service) == 12)
         }
@@ -152,7 +152,7 @@ import Testing
             // Reviews per book: 2, except one with none and one with one; one store with a book fewer.
             let emptied = graph[0].books![0].uuid
             let halved = graph[1].books![1]
-            _ = try await service.deleteAll(ReviewModel.self, where: "bookID == %@", emptied)
+            _ = try await service.deleteAll(ReviewModel.self, where: .format("bookID == %@", emptied))
             _ = try await service.delete(entities: [halved.reviews![0]])
             graph[0].books![0].reviews = []
             graph[1].books![1].reviews!.removeFirst()
@@ -171,20 +171,20 @@ import Testing
                 ("NOT publisher MATCHES 'P.b'", { $0.publisher != "Pub" }),
             ]
             for (format, expected) in bookCases {
-                let found = try await service.fetch(BookModel.self, where: try Filter(format: format), loading: .none).map(\.uuid)
+                let found = try await service.fetch(BookModel.self, where: .format(format), loading: .none).map(\.uuid)
                 #expect(Set(found) == Set(books.filter(expected).map(\.uuid)), "\(format)")
             }
-            let stores = try await service.fetch(StoreModel.self, where: "books.@count > 3", loading: .none)
+            let stores = try await service.fetch(StoreModel.self, where: .format("books.@count > 3"), loading: .none)
             #expect(stores.map(\.uuid).sorted() == [graph[0].uuid, graph[1].uuid].sorted(), "a count through the join table")
             let typed = try await service.fetch(BookModel.self, where: .matches(\BookEntity.title, "TITLE 002-0[0-9]", caseInsensitive: true), loading: .none)
             #expect(Set(typed.map(\.uuid)) == Set(books.filter { $0.title!.hasPrefix("Title 002-0") }.map(\.uuid)))
 
             let badPattern = await #expect(throws: StructPostgresError.self) {
-                _ = try await service.fetch(BookModel.self, where: "title MATCHES %@", "(unclosed", loading: .none)
+                _ = try await service.fetch(BookModel.self, where: .format("title MATCHES %@", "(unclosed"), loading: .none)
             }
             #expect(badPattern?.code == .invalidValue)
             let notACount = await #expect(throws: StructPostgresError.self) {
-                _ = try await service.fetch(BookModel.self, where: "reviews.content == 'x'", loading: .none)
+                _ = try await service.fetch(BookModel.self, where: .format("reviews.content == 'x'"), loading: .none)
             }
             #expect(notACount?.message.contains("ANY reviews.content == %@, or count it with reviews.@count") == true)
         }

@@ -33,10 +33,10 @@ func peakMemoryMB() -> Double {
         try await withTables(ddl) { service, _ in
             try await fill(10, service)
             var seqs: [Int64] = []
-            for try await event in service.stream(Event.self, where: "seq > %@", 7, sortedBy: [.ascending("seq")]) { seqs.append(event.seq) }
+            for try await event in service.stream(Event.self, where: .format("seq > %@", 7), sortedBy: [.ascending("seq")]) { seqs.append(event.seq) }
             #expect(seqs == [8, 9, 10])
             let error = await #expect(throws: StructPostgresError.self) {
-                for try await _ in service.stream(Event.self, where: "seq >") {}
+                for try await _ in service.stream(Event.self, where: .format("seq >")) {}
             }
             #expect(error?.message.contains("malformed predicate") == true, "\(error.map { "\($0)" } ?? "")")
         }
@@ -53,7 +53,7 @@ func peakMemoryMB() -> Double {
             var seen = 0
             var last: Int64 = 0
             var ordered = true
-            for try await event in service.stream(Event.self, where: try Filter(format: "seq > 0"), sortedBy: [.ascending("seq")]) {
+            for try await event in service.stream(Event.self, where: .format("seq > 0"), sortedBy: [.ascending("seq")]) {
                 ordered = ordered && event.seq == last + 1 && event.payload.count == 100
                 last = event.seq
                 seen += 1
@@ -161,7 +161,7 @@ func peakMemoryMB() -> Double {
                 let waited = ContinuousClock.now - ended
                 #expect(waited < .seconds(2.5), "left after \(take) rows: the connection came back after \(waited)")
                 // The next call gets the only connection.
-                #expect(try await service.count(Event.self, where: "seq <= 10") == 10)
+                #expect(try await service.count(Event.self, where: .format("seq <= 10")) == 10)
             }
         }
     }

@@ -64,18 +64,18 @@ import Testing
             for (question, format, typed, predicate, expected) in questions {
                 let want = uuids(books.filter(expected))
                 #expect(!want.isEmpty || question.contains("nil"), "\(question) should match some rows to mean something")
-                let byFormat = try await service.fetch(BookModel.self, where: format, loading: .none)
-                let byPredicate = try await service.fetch(BookModel.self, where: predicate, loading: .none)
+                let byFormat = try await service.fetch(BookModel.self, where: EntityFilter(format), loading: .none)
+                let byPredicate = try await service.fetch(BookModel.self, where: .predicate(predicate), loading: .none)
                 #expect(uuids(byFormat) == want, "format: \(question)")
                 #expect(uuids(byPredicate) == want, "#Predicate: \(question)")
                 #expect(byPredicate.count == want.count, "#Predicate: \(question)")
                 if let typed {
-                    #expect(uuids(try await service.fetch(BookModel.self, where: typed, loading: .none)) == want, "typed: \(question)")
+                    #expect(uuids(try await service.fetch(BookModel.self, where: EntityFilter(typed), loading: .none)) == want, "typed: \(question)")
                 }
-                #expect(try await service.count(BookModel.self, where: predicate) == want.count, "count: \(question)")
-                #expect(try await service.exists(BookModel.self, where: predicate) == !want.isEmpty, "exists: \(question)")
+                #expect(try await service.count(BookModel.self, where: .predicate(predicate)) == want.count, "count: \(question)")
+                #expect(try await service.exists(BookModel.self, where: .predicate(predicate)) == !want.isEmpty, "exists: \(question)")
                 var streamed: Set<UUID> = []
-                for try await book in service.stream(BookModel.self, where: predicate) { streamed.insert(book.uuid) }
+                for try await book in service.stream(BookModel.self, where: .predicate(predicate)) { streamed.insert(book.uuid) }
                 #expect(streamed == want, "stream: \(question)")
             }
         }
@@ -86,18 +86,18 @@ import Testing
             let books = try await seed(service)
             let reviews = books.flatMap { $0.reviews! }
             let since = reviews.map(\.createdAt).sorted()[reviews.count / 2]
-            let recent = try await service.fetch(ReviewModel.self, where: #Predicate<ReviewModel> { $0.createdAt >= since }, loading: .none)
+            let recent = try await service.fetch(ReviewModel.self, where: .predicate(#Predicate<ReviewModel> { $0.createdAt >= since }), loading: .none)
             #expect(Set(recent.map(\.uuid)) == Set(reviews.filter { $0.createdAt >= since }.map(\.uuid)))
             let role = BookstoreModels.Role.critic
-            let critics = try await service.fetch(UserModel.self, where: #Predicate<UserModel> { $0.role == role }, loading: .none)
-            #expect(try await service.count(UserModel.self, where: "role == %@", role) == critics.count)
+            let critics = try await service.fetch(UserModel.self, where: .predicate(#Predicate<UserModel> { $0.role == role }), loading: .none)
+            #expect(try await service.count(UserModel.self, where: .format("role == %@", role)) == critics.count)
             #expect(critics.allSatisfy { $0.role == .critic })
             // A predicate on the entity rather than the model.
-            let cheap = try await service.fetch(BookModel.self, where: #Predicate<BookEntity> { $0.price < 2 }, loading: .none)
+            let cheap = try await service.fetch(BookModel.self, where: .predicate(#Predicate<BookEntity> { $0.price < 2 }), loading: .none)
             #expect(uuids(cheap) == uuids(books.filter { $0.price! < 2 }))
-            let first = try #require(try await service.fetchOne(BookModel.self, where: #Predicate<BookEntity> { $0.price < 2 }, sortedBy: [.ascending("price")]))
+            let first = try #require(try await service.fetchOne(BookModel.self, where: .predicate(#Predicate<BookEntity> { $0.price < 2 }), sortedBy: [.ascending("price")]))
             #expect(first.price == books.map { $0.price! }.min())
-            let deleted = try await service.deleteAll(ReviewModel.self, where: #Predicate<ReviewModel> { $0.createdAt >= since })
+            let deleted = try await service.deleteAll(ReviewModel.self, where: .predicate(#Predicate<ReviewModel> { $0.createdAt >= since }))
             #expect(deleted == recent.count)
             #expect(try await service.count(ReviewModel.self) == reviews.count - recent.count)
         }
@@ -107,9 +107,9 @@ import Testing
         try await withBookstore { service, _ in
             let books = try await seed(service)
             for evil in ["x' OR '1'='1", "'; DROP TABLE books; --", "%", "_", "\\"] {
-                let found = try await service.fetch(BookModel.self, where: #Predicate<BookModel> { $0.title == evil }, loading: .none)
+                let found = try await service.fetch(BookModel.self, where: .predicate(#Predicate<BookModel> { $0.title == evil }), loading: .none)
                 #expect(found.isEmpty, "\(evil)")
-                let containing = try await service.count(BookModel.self, where: #Predicate<BookModel> { $0.title?.contains(evil) ?? false })
+                let containing = try await service.count(BookModel.self, where: .predicate(#Predicate<BookModel> { $0.title?.contains(evil) ?? false }))
                 #expect(containing == books.filter { $0.title!.contains(evil) }.count, "\(evil)")
             }
             #expect(try await service.count(BookModel.self) == books.count)
@@ -129,15 +129,15 @@ import Testing
                 (#Predicate<BookModel> { $0.uuid.uuidString == "x" }, "'uuid' holds a UUID, and"),
             ]
             for (predicate, message) in cases {
-                let error = await #expect(throws: StructPostgresError.self) { try await service.fetch(BookModel.self, where: predicate) }
+                let error = await #expect(throws: StructPostgresError.self) { try await service.fetch(BookModel.self, where: .predicate(predicate)) }
                 #expect(error?.code == .unsupportedPredicate)
                 #expect(error?.message.contains(message) == true, "\(error?.message ?? "no error")")
                 #expect(error?.message.contains("nothing is filtered in the client") == true)
-                let counted = await #expect(throws: StructPostgresError.self) { try await service.count(BookModel.self, where: predicate) }
+                let counted = await #expect(throws: StructPostgresError.self) { try await service.count(BookModel.self, where: .predicate(predicate)) }
                 #expect(counted?.code == .unsupportedPredicate)
             }
             let deleteError = await #expect(throws: StructPostgresError.self) {
-                try await service.deleteAll(BookModel.self, where: #Predicate<BookModel> { $0.price! * 2 > 3 })
+                try await service.deleteAll(BookModel.self, where: .predicate(#Predicate<BookModel> { $0.price! * 2 > 3 }))
             }
             #expect(deleteError?.code == .unsupportedPredicate)
             #expect(log.all.isEmpty, "nothing was sent: \(log.all)")
@@ -152,28 +152,28 @@ import Testing
             let books = try await seed(service)
             log.reset()
             typealias Refusal = (label: String, message: [String], run: (PostgresService) async throws -> Void)
-            func refusals<Root>(_ predicate: Predicate<Root>, _ label: String, _ message: [String]) -> [Refusal] {
+            func refusals(_ filter: EntityFilter<BookEntity>, _ label: String, _ message: [String]) -> [Refusal] {
                 [
-                    ("fetch", { _ = try await $0.fetch(BookModel.self, where: predicate) }),
-                    ("fetchOne", { _ = try await $0.fetchOne(BookModel.self, where: predicate) }),
-                    ("count", { _ = try await $0.count(BookModel.self, where: predicate) }),
-                    ("exists", { _ = try await $0.exists(BookModel.self, where: predicate) }),
-                    ("deleteAll", { _ = try await $0.deleteAll(BookModel.self, where: predicate) }),
-                    ("stream", { for try await _ in $0.stream(BookModel.self, where: predicate) {} }),
-                    ("observe", { for try await _ in $0.observe(BookModel.self, where: predicate) { break } }),
+                    ("fetch", { _ = try await $0.fetch(BookModel.self, where: filter) }),
+                    ("fetchOne", { _ = try await $0.fetchOne(BookModel.self, where: filter) }),
+                    ("count", { _ = try await $0.count(BookModel.self, where: filter) }),
+                    ("exists", { _ = try await $0.exists(BookModel.self, where: filter) }),
+                    ("deleteAll", { _ = try await $0.deleteAll(BookModel.self, where: filter) }),
+                    ("stream", { for try await _ in $0.stream(BookModel.self, where: filter) {} }),
+                    ("observe", { for try await _ in $0.observe(BookModel.self, where: filter) { break } }),
                 ].map { verb, run in ("\(verb) \(label)", message, run) }
             }
             let computed = ["a computed property of BookModel (of type Int64)", "or a property wrapper's wrapped value", "compare stored properties of BookModel"]
             let relatedAuthor = ["BookEntity.author, a @Related relationship slot (of type Optional<AuthorModel>)", "compare stored properties of BookEntity", #""author.<property> == %@""#]
             let cases: [Refusal] =
-                refusals(#Predicate<BookModel> { $0.priceInCents > 150 }, "a computed property of the model", computed)
-                + refusals(#Predicate<BookEntity> { $0.hasPublisher }, "a computed Bool of the entity",
+                refusals(.predicate(#Predicate<BookModel> { $0.priceInCents > 150 }), "a computed property of the model", computed)
+                + refusals(.predicate(#Predicate<BookEntity> { $0.hasPublisher }), "a computed Bool of the entity",
                            ["a computed property of BookEntity (of type Bool)"])
-                + refusals(#Predicate<BookModel> { $0.author?.initials == "A" }, "a computed property of a related model",
+                + refusals(.predicate(#Predicate<BookModel> { $0.author?.initials == "A" }), "a computed property of a related model",
                            ["a computed property of AuthorModel (of type String)", "compare stored properties of AuthorModel"])
-                + refusals(#Predicate<BookEntity> { $0.author?.name == "Author 0" }, "through @Related (to-one)", relatedAuthor)
-                + refusals(#Predicate<BookEntity> { $0.author == nil }, "@Related compared with nil", relatedAuthor)
-                + refusals(#Predicate<BookEntity> { $0.reviews.contains { $0.content == "x" } }, "through @Related (to-many)",
+                + refusals(.predicate(#Predicate<BookEntity> { $0.author?.name == "Author 0" }), "through @Related (to-one)", relatedAuthor)
+                + refusals(.predicate(#Predicate<BookEntity> { $0.author == nil }), "@Related compared with nil", relatedAuthor)
+                + refusals(.predicate(#Predicate<BookEntity> { $0.reviews.contains { $0.content == "x" } }), "through @Related (to-many)",
                            ["BookEntity.reviews, a @Related relationship slot (of type Array<ReviewModel>)", #""reviews.<property> == %@""#])
             for (label, message, run) in cases {
                 log.reset()
@@ -188,8 +188,8 @@ import Testing
             }
             #expect(try await service.count(BookModel.self) == books.count)
             // The same predicates through a format string, or on the stored properties, work.
-            #expect(try await service.count(BookModel.self, where: "author.name == %@", "Author 0") > 0)
-            #expect(try await service.count(BookModel.self, where: #Predicate<BookEntity> { $0.authorID == nil }) == 1)
+            #expect(try await service.count(BookModel.self, where: .format("author.name == %@", "Author 0")) > 0)
+            #expect(try await service.count(BookModel.self, where: .predicate(#Predicate<BookEntity> { $0.authorID == nil })) == 1)
         }
     }
 }

@@ -34,7 +34,7 @@ private struct Titled: StoredModel {
             for (typed, format, arguments) in cases {
                 let viaKeyPaths = try await service.fetch(BookModel.self, where: typed, sortedBy: [.ascending(\BookEntity.title)], loading: .none)
                 let viaFormat = try await service.fetch(
-                    BookModel.self, where: try Filter(format: format, arguments: arguments), sortedBy: [.ascending("title")], loading: .none)
+                    BookModel.self, where: .format(format, arguments: arguments), sortedBy: [.ascending("title")], loading: .none)
                 #expect(viaKeyPaths.map(\.uuid) == viaFormat.map(\.uuid), "\(format)")
                 #expect(!viaFormat.isEmpty, "\(format) selects something")
             }

@@ -39,7 +39,7 @@ public struct PostgresConfiguration: Sendable {
     /// What a fetch that names no ``Loading`` loads (``Loading/default``): every relationship to three levels
     /// unless set. `.none` makes every plain fetch one query.
     public var defaultLoading: Loading = .threeLevels
-    /// How long the listening connection of observers (``PostgresService/observe(_:where:sortedBy:limit:loading:)-(_,Filter?,_,_,_)``)
+    /// How long the listening connection of observers (``PostgresService/observe(_:where:sortedBy:limit:loading:)``)
     /// keeps trying to reconnect after it is lost before observers receive the error.
     public var listenerReconnectTimeout: Duration = .seconds(60)
     /// The tracer of the service's spans; `nil` takes `InstrumentationSystem.tracer` (what the app bootstrapped)

@@ -13,8 +13,13 @@ struct Operation: Sendable {
     let table: String?
     /// Models or rows in a write's batch.
     let rows: Int?
-    /// Whether `structpg.rows` counts the rows of the result (a ``RowCounting``), and which way: `read`, `written`.
-    var countsRows: String?
+    /// Which way `structpg.rows` counts the rows of the result (a ``RowCounting``); `nil`: they are not counted.
+    var countsRows: RowDirection?
+
+    /// The `direction` dimension of `structpg.rows`.
+    enum RowDirection: String, Sendable {
+        case read, written
+    }
 
     init(_ kind: Kind, table: String? = nil, rows: Int? = nil) {
         self.kind = kind

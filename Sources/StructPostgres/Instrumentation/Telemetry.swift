@@ -189,9 +189,9 @@ final class Telemetry: Sendable {
     }
 
     /// Counts rows the operation read or wrote (`direction`: `read` or `written`).
-    fileprivate func countRows(_ rows: Int, _ direction: String, table: String?, _ metrics: any MetricsFactory) {
+    fileprivate func countRows(_ rows: Int, _ direction: Operation.RowDirection, table: String?, _ metrics: any MetricsFactory) {
         guard rows > 0 else { return }
-        var dimensions = [("db.system.name", "postgresql"), ("direction", direction)]
+        var dimensions = [("db.system.name", "postgresql"), ("direction", direction.rawValue)]
         if let table { dimensions.append(("db.collection.name", table)) }
         Counter(label: "structpg.rows", dimensions: dimensions, factory: metrics).increment(by: rows)
     }

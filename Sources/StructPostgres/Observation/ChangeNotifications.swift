@@ -1,4 +1,4 @@
-/// The SQL that makes PostgreSQL announce committed changes of a table, which ``PostgresService/observe(_:where:sortedBy:limit:loading:)-(_,Filter?,_,_,_)``
+/// The SQL that makes PostgreSQL announce committed changes of a table, which ``PostgresService/observe(_:where:sortedBy:limit:loading:)``
 /// and ``PostgresService/changes(in:)`` listen to.
 ///
 /// Statement-level triggers call `pg_notify` on the channel `structpg_<table oid>`, whose payload is the operation

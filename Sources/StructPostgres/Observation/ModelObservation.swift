@@ -9,8 +9,8 @@
 /// nobody else observes. The sequence ends when the service stops (its `run()` returns).
 ///
 /// ```swift
-/// for try await reviews in service.observe(ReviewModel.self, where: "bookID == %@", book.uuid,
-///                                          sortedBy: [.descending("createdAt")]) {
+/// for try await reviews in service.observe(ReviewModel.self, where: .format("bookID == %@", book.uuid,
+///                                          sortedBy: [.descending("createdAt")])) {
 ///     await socket.send(reviews)
 /// }
 /// ```

@@ -12,7 +12,7 @@ extension OperationPath {
         case .allOrNothing:
             return try await transaction(TransactionOptions()) { transaction in
                 var run = ImportRun<Model>(options: options, total: total, reader: try reader())
-                let path = inside(transaction)
+                let path = path(inside: transaction)
                 return try await run.run { work, _ in
                     try await path.perform(operation) { try await writer($0, .upsert).write(work) }
                 }

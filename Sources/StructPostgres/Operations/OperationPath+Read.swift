@@ -1,7 +1,7 @@
 extension OperationPath {
     func fetch<Model: EntityConvertible>(_ type: Model.Type, _ request: FetchRequest, loading: Loading) async throws -> [Model] {
         var operation = Operation(.fetch, Model.Entity.self)
-        operation.countsRows = "read"
+        operation.countsRows = .read
         return try await perform(operation) { session in
             try await session.fetchGraph(Model.Entity.self, request, loading: loading.resolved(runtime.defaultLoading))
                 .map { try $0.toModel() }
@@ -22,7 +22,7 @@ extension OperationPath {
             // A filter that cannot be compiled fails the first iteration before a connection or a transaction is taken.
             if let refusal = request.filter?.refusal { throw refusal }
             var operation = Operation(.stream, Model.Entity.self)
-            operation.countsRows = "read"
+            operation.countsRows = .read
             let running = path.runtime.telemetry.begin(operation)
             do {
                 if let running { return try await running.bound { try await path.openCursor(Model.Entity.self, request, operation, running) } }

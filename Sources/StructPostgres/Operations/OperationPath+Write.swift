@@ -5,8 +5,8 @@ extension OperationPath {
     /// ``WritePlan/rowsPerStatement`` models, otherwise as one unit of work.
     func update<Model: EntityConvertible>(_ models: [Model], options: UpsertOptions) async throws -> UpsertResult {
         var operation = Operation(.upsert, Model.Entity.self, rows: models.count)
-        operation.countsRows = "written"
-        if WritePlan.slices(models.count) {
+        operation.countsRows = .written
+        if WritePlan.needsSlicing(models.count) {
             return try await performAtomically(operation) { try await writer($0, options).writeInSlices(models) }
         }
         // A server's most frequent write: one model, nothing else registered; no unit of work to build.

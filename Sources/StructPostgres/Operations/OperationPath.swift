@@ -41,8 +41,8 @@ public struct OperationPath: Sendable {
         return .replica(idempotent: operation.kind != .stream)
     }
 
-    /// The same path with every operation on the primary.
-    func pinned() -> OperationPath {
+    /// A copy of this path that runs every operation on the primary, reads included.
+    func onPrimaryOnly() -> OperationPath {
         var path = self
         path.pinnedToPrimary = true
         return path
@@ -95,8 +95,8 @@ public struct OperationPath: Sendable {
         }
     }
 
-    /// The same path inside `transaction`.
-    func inside(_ transaction: TransactionState) -> OperationPath {
+    /// The path of the operations of `transaction`: the same runtime, each operation run in the transaction.
+    func path(inside transaction: TransactionState) -> OperationPath {
         OperationPath(runtime: runtime, transaction: transaction)
     }
 }

@@ -80,16 +80,6 @@ public struct Filter: Sendable {
     }
 
     /// A filter from an NSPredicate format string and an array of arguments.
-    /// The filter of a format string, or one that fails when compiled with the parse error: for verbs that return a
-    /// sequence and so cannot throw (`stream`, `observe`), whose first step fails instead.
-    static func failingWhenCompiled(format: String, arguments: [(any Encodable & Sendable)?]) -> Filter {
-        do {
-            return try Filter(format: format, arguments: arguments)
-        } catch {
-            return Filter(node: .invalid(StructPostgresError.from(error, sql: nil)))
-        }
-    }
-
     public init(format: String, arguments: [(any Encodable & Sendable)?]) throws {
         var parser = try PredicateParser(format: format, arguments: arguments)
         node = try parser.parse()

@@ -6,24 +6,9 @@ extension CoreDataServiceProtocol {
     /// guard let newest = try await service.fetchOne(ReviewModel.self, sortedBy: [.descending("createdAt")]) else { return }
     /// ```
     public func fetchOne<Model: EntityConvertible>(
-        _ type: Model.Type, where filter: Filter? = nil, sortedBy sort: [SortKey] = [], loading: Loading = .default
+        _ type: Model.Type, where filter: EntityFilter<Model.Entity>? = nil, sortedBy sort: [SortKey] = [], loading: Loading = .default
     ) async throws -> Model? {
         try await fetch(type, where: filter, sortedBy: sort, limit: 1, offset: nil, loading: loading).first
-    }
-
-    /// The first model matching an NSPredicate format string, or `nil`.
-    public func fetchOne<Model: EntityConvertible>(
-        _ type: Model.Type, where format: String, _ arguments: (any Encodable & Sendable)?...,
-        sortedBy sort: [SortKey] = [], loading: Loading = .default
-    ) async throws -> Model? {
-        try await fetchOne(type, where: try Filter(format: format, arguments: arguments), sortedBy: sort, loading: loading)
-    }
-
-    /// The first model matching a typed filter, or `nil`.
-    public func fetchOne<Model: EntityConvertible>(
-        _ type: Model.Type, where filter: EntityFilter<Model.Entity>, sortedBy sort: [SortKey] = [], loading: Loading = .default
-    ) async throws -> Model? {
-        try await fetchOne(type, where: filter.filter, sortedBy: sort, loading: loading)
     }
 
     /// The model whose unique key (``EntityProtocol/uniqueKey``, `uuid` unless declared otherwise) is `id`, or
@@ -33,7 +18,7 @@ extension CoreDataServiceProtocol {
     /// guard let book = try await service.find(BookModel.self, id: bookID) else { throw NotFound() }
     /// ```
     /// - Throws: `invalidValue` for an entity whose unique key has more than one column: use
-    ///   ``fetchOne(_:where:sortedBy:loading:)-(_,Filter?,_,_)`` with each part.
+    ///   ``fetchOne(_:where:sortedBy:loading:)`` with each part.
     public func find<Model: EntityConvertible>(
         _ type: Model.Type, id: some Encodable & Sendable, loading: Loading = .default
     ) async throws -> Model? {

@@ -19,22 +19,22 @@ public protocol PostgresAccess: CoreDataServiceProtocol {
 
 extension PostgresAccess {
     public func fetch<Model: EntityConvertible>(
-        _ type: Model.Type, where filter: Filter?, sortedBy sort: [SortKey], limit: Int?, offset: Int?, loading: Loading
+        _ type: Model.Type, where filter: EntityFilter<Model.Entity>?, sortedBy sort: [SortKey], limit: Int?, offset: Int?, loading: Loading
     ) async throws -> [Model] {
-        try await operationPath.fetch(type, FetchRequest(filter: filter, sort: sort, limit: limit, offset: offset), loading: loading)
+        try await operationPath.fetch(type, FetchRequest(filter: filter?.filter, sort: sort, limit: limit, offset: offset), loading: loading)
     }
 
-    public func count<Model: EntityConvertible>(_ type: Model.Type, where filter: Filter?) async throws -> Int {
-        try await operationPath.count(Model.Entity.self, filter)
+    public func count<Model: EntityConvertible>(_ type: Model.Type, where filter: EntityFilter<Model.Entity>?) async throws -> Int {
+        try await operationPath.count(Model.Entity.self, filter?.filter)
     }
 
-    public func exists<Model: EntityConvertible>(_ type: Model.Type, where filter: Filter?) async throws -> Bool {
-        try await operationPath.exists(Model.Entity.self, filter)
+    public func exists<Model: EntityConvertible>(_ type: Model.Type, where filter: EntityFilter<Model.Entity>?) async throws -> Bool {
+        try await operationPath.exists(Model.Entity.self, filter?.filter)
     }
 
     @discardableResult
-    public func deleteAll<Model: EntityConvertible>(_ type: Model.Type, where filter: Filter?) async throws -> Int {
-        try await operationPath.deleteAll(Model.Entity.self, filter)
+    public func deleteAll<Model: EntityConvertible>(_ type: Model.Type, where filter: EntityFilter<Model.Entity>?) async throws -> Int {
+        try await operationPath.deleteAll(Model.Entity.self, filter?.filter)
     }
 
     /// Inserts or updates the models (and every entity their `toEntity` registered), one statement per table,
@@ -51,36 +51,18 @@ extension PostgresAccess {
     }
 
     /// The models matching `filter`, one at a time as their rows arrive, with flat memory: for results too
-    /// large to hold. Relationships are not loaded. Inside a transaction, iterate it within the closure.
+    /// large to hold. Relationships are not loaded. Inside a transaction, iterate it within the closure. A filter
+    /// that cannot be compiled fails the first iteration.
     ///
     /// ```swift
-    /// for try await book in service.stream(BookModel.self, sortedBy: [.ascending("title")]) { index(book) }
+    /// for try await book in service.stream(BookModel.self, where: \.price < 10, sortedBy: [.ascending("title")]) {
+    ///     index(book)
+    /// }
     /// ```
     public func stream<Model: EntityConvertible>(
-        _ type: Model.Type, where filter: Filter? = nil, sortedBy sort: [SortKey] = [], limit: Int? = nil
+        _ type: Model.Type, where filter: EntityFilter<Model.Entity>? = nil, sortedBy sort: [SortKey] = [], limit: Int? = nil
     ) -> ModelStream<Model> {
-        operationPath.stream(type, FetchRequest(filter: filter, sort: sort, limit: limit))
-    }
-
-    /// The models matching an NSPredicate format string, one at a time as their rows arrive; a format that does not
-    /// parse fails the first iteration.
-    ///
-    /// ```swift
-    /// for try await book in service.stream(BookModel.self, where: "price < %@", 10) { index(book) }
-    /// ```
-    public func stream<Model: EntityConvertible>(
-        _ type: Model.Type, where format: String, _ arguments: (any Encodable & Sendable)?...,
-        sortedBy sort: [SortKey] = [], limit: Int? = nil
-    ) -> ModelStream<Model> {
-        let filter = Filter.failingWhenCompiled(format: format, arguments: arguments)
-        return stream(type, where: filter, sortedBy: sort, limit: limit)
-    }
-
-    /// The models matching a typed filter, one at a time as their rows arrive.
-    public func stream<Model: EntityConvertible>(
-        _ type: Model.Type, where filter: EntityFilter<Model.Entity>, sortedBy sort: [SortKey] = [], limit: Int? = nil
-    ) -> ModelStream<Model> {
-        stream(type, where: filter.filter, sortedBy: sort, limit: limit)
+        operationPath.stream(type, FetchRequest(filter: filter?.filter, sort: sort, limit: limit))
     }
 
     /// Runs a PostgresNIO query (values interpolated into it are bound, never spliced) and returns its rows.

@@ -3,37 +3,19 @@ extension PostgresService {
     /// ``ModelObservation``). The tables need the triggers of ``ChangeNotifications``.
     ///
     /// - Throws: (from the first iteration) `invalidConfiguration` naming a table without the triggers and how
-    ///   to install them.
+    ///   to install them; the error of a filter that cannot be compiled.
     public func observe<Model: EntityConvertible>(
-        _ type: Model.Type, where filter: Filter? = nil, sortedBy sort: [SortKey] = [], limit: Int? = nil,
+        _ type: Model.Type, where filter: EntityFilter<Model.Entity>? = nil, sortedBy sort: [SortKey] = [], limit: Int? = nil,
         loading: Loading = .default
     ) -> ModelObservation<Model> {
         ModelObservation(
-            path: operationPath.pinned(), registry: observations, request: FetchRequest(filter: filter, sort: sort, limit: limit), loading: loading)
-    }
-
-    /// The models matching an NSPredicate format string, now and after every change. A malformed format string
-    /// fails the first iteration.
-    public func observe<Model: EntityConvertible>(
-        _ type: Model.Type, where format: String, _ arguments: (any Encodable & Sendable)?...,
-        sortedBy sort: [SortKey] = [], limit: Int? = nil, loading: Loading = .default
-    ) -> ModelObservation<Model> {
-        let filter = Filter.failingWhenCompiled(format: format, arguments: arguments)
-        return observe(type, where: filter, sortedBy: sort, limit: limit, loading: loading)
-    }
-
-    /// The models matching a typed filter, now and after every change.
-    public func observe<Model: EntityConvertible>(
-        _ type: Model.Type, where filter: EntityFilter<Model.Entity>, sortedBy sort: [SortKey] = [], limit: Int? = nil,
-        loading: Loading = .default
-    ) -> ModelObservation<Model> {
-        observe(type, where: filter.filter, sortedBy: sort, limit: limit, loading: loading)
+            path: operationPath.onPrimaryOnly(), registry: observations, request: FetchRequest(filter: filter?.filter, sort: sort, limit: limit), loading: loading)
     }
 
     /// Every change announced for `tables` (names as in ``EntityProtocol/table``), as it arrives.
     /// A reader that falls `buffering` behind loses the changes beyond it and reads ``ChangeEvent/dropped(_:)``.
     public func changes(in tables: [String], buffering: ChangeBuffering = .default) -> TableChanges {
-        TableChanges(path: operationPath.pinned(), tables: tables, buffering: buffering)
+        TableChanges(path: operationPath.onPrimaryOnly(), tables: tables, buffering: buffering)
     }
 
     /// Installs the triggers of ``ChangeNotifications`` on `tables`, for code that sets up its own schema; an app

@@ -71,7 +71,7 @@ public final class PostgresService: PostgresAccess, Service {
     /// try await service.update(entities: [review])
     /// let mine = try await service.primary.fetch(ReviewModel.self, where: .equal("uuid", review.uuid))
     /// ```
-    public var primary: PrimaryAccess { PrimaryAccess(operationPath: operationPath.pinned()) }
+    public var primary: PrimaryAccess { PrimaryAccess(operationPath: operationPath.onPrimaryOnly()) }
 
     /// Runs `body` in one transaction: it commits when `body` returns and rolls back when it throws.
     ///
@@ -91,7 +91,7 @@ public final class PostgresService: PostgresAccess, Service {
     public func transaction<T>(
         _ options: TransactionOptions = .init(), _ body: (PostgresTransaction) async throws -> T
     ) async throws -> T {
-        try await operationPath.transaction(options) { try await body(PostgresTransaction(operationPath.inside($0))) }
+        try await operationPath.transaction(options) { try await body(PostgresTransaction(operationPath.path(inside: $0))) }
     }
 
     /// Runs `body` in a transaction with the given isolation level and access mode.

@@ -11,6 +11,6 @@ public final class PostgresTransaction: PostgresAccess {
     /// rethrown; this transaction goes on. While it runs, use the inner transaction, not this one.
     @discardableResult
     public func transaction<T>(_ body: (PostgresTransaction) async throws -> T) async throws -> T {
-        try await operationPath.transaction(TransactionOptions()) { try await body(PostgresTransaction(operationPath.inside($0))) }
+        try await operationPath.transaction(TransactionOptions()) { try await body(PostgresTransaction(operationPath.path(inside: $0))) }
     }
 }

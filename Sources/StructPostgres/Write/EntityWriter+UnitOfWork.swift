@@ -40,7 +40,7 @@ extension EntityWriter {
     private func preparation<Table: RegisteredTable>(
         of table: Table, inParallel: Bool
     ) async throws -> (@Sendable () async throws -> PreparedUpsert?)? {
-        guard !WritePlan.slices(table.count) else { return nil }
+        guard !WritePlan.needsSlicing(table.count) else { return nil }
         let (description, entities, writer) = (try await session.describe(Table.Entity.self), table.entities, self)
         return { try await writer.prepare(entities[...], description: description, inParallel: inParallel) }
     }

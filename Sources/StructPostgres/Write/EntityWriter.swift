@@ -17,7 +17,7 @@ struct EntityWriter: Sendable {
     /// `inParallel`: nothing else is encoded meanwhile, so a chunk of ``ParallelRows/minimum`` rows or more is
     /// encoded on more than one thread.
     func upsert<E: EntityProtocol>(_ entities: [E], inParallel: Bool) async throws -> UpsertResult {
-        guard WritePlan.slices(entities.count) else { return try await upsertChunk(entities[...], inParallel: inParallel) }
+        guard WritePlan.needsSlicing(entities.count) else { return try await upsertChunk(entities[...], inParallel: inParallel) }
         let description = try await session.describe(E.self)
         guard !description.schema.referencesItself else { return try await upsertChunk(entities[...], inParallel: inParallel) }
         let kept = try BatchColumns.lastOfEachKey(entities, description: description)

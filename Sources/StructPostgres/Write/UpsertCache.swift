@@ -8,6 +8,9 @@ final class UpsertCache: Sendable {
     private let texts = Mutex<[UpsertShape: String]>([:])
     private let singleRowPlans = Mutex<[SingleRowUpsertPlan.Key: SingleRowUpsertPlan]>([:])
 
+    /// How many statement texts, and how many single-row plans, are kept; beyond that the cache starts again.
+    static let capacity = 512
+
     init(catalog: CatalogCache) { self.catalog = catalog }
 
     /// The SQL text of an upsert of this shape, built once (quoting and joining names is not free).
@@ -15,7 +18,7 @@ final class UpsertCache: Sendable {
         if let known = texts.withLock({ $0[shape] }) { return known }
         let text = try build()
         texts.withLock { texts in
-            if texts.count >= PreparedStatementRegistry.capacity { texts.removeAll() }
+            if texts.count >= Self.capacity { texts.removeAll() }
             texts[shape] = text
         }
         return text
@@ -26,7 +29,7 @@ final class UpsertCache: Sendable {
     func store(_ plan: SingleRowUpsertPlan, for key: SingleRowUpsertPlan.Key) {
         singleRowPlans.withLock { plans in
             guard catalog.isCurrent(plan.description.schema) else { return }
-            if plans.count >= PreparedStatementRegistry.capacity, plans[key] == nil { plans.removeAll() }
+            if plans.count >= Self.capacity, plans[key] == nil { plans.removeAll() }
             plans[key] = plan
         }
     }

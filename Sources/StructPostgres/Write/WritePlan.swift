@@ -13,7 +13,7 @@ enum WritePlan {
     }
 
     /// Whether `count` models are written a slice at a time rather than converted into one unit of work.
-    static func slices(_ count: Int) -> Bool { count > rowsPerStatement }
+    static func needsSlicing(_ count: Int) -> Bool { count > rowsPerStatement }
 
     /// How many statements writing `work` takes: one per chunk of each table, one per join-table relationship.
     static func statementCount(_ work: EntityContext) -> Int {
