@@ -181,7 +181,7 @@ import Testing
             #expect(!shown.contains("hunter2"), "\(shown)")
         }
         let service = try PostgresService(configuration: configuration)
-        for shown: Any in [service, service.primary, service.operationPath] {
+        for shown: Any in [service, service.primary, service.path] {
             var text = ""
             dump(shown, to: &text)
             #expect(!text.contains("hunter2"))

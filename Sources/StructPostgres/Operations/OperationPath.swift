@@ -4,7 +4,7 @@
 /// belongs here, once.
 ///
 /// You do not create one: it is what ``PostgresAccess`` types share.
-public struct OperationPath: Sendable {
+struct OperationPath: Sendable {
     let runtime: ServiceRuntime
     /// The transaction the operations run in; `nil`: each runs on a pooled connection of its own.
     let transaction: TransactionState?

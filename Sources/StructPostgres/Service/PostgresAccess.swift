@@ -11,10 +11,23 @@ import PostgresNIO
 /// }
 /// ```
 ///
-/// The library's own types conform; a conformance of yours cannot provide the path.
-public protocol PostgresAccess: CoreDataServiceProtocol {
-    /// The path this value's operations take.
-    var operationPath: OperationPath { get }
+/// Do not declare new conformances: ``PostgresService``, ``PostgresTransaction`` and ``PrimaryAccess`` conform, and
+/// every operation runs on the library's own path to a connection, which only they hold.
+public protocol PostgresAccess: CoreDataServiceProtocol {}
+
+/// What the library's conformances of ``PostgresAccess`` hold: the path their operations take.
+protocol OperationPathOwner: PostgresAccess {
+    var path: OperationPath { get }
+}
+
+extension PostgresAccess {
+    /// The path of this value's operations.
+    var operationPath: OperationPath {
+        guard let owner = self as? any OperationPathOwner else {
+            preconditionFailure("\(Self.self) conforms to PostgresAccess outside StructPostgres; only the library's own types can")
+        }
+        return owner.path
+    }
 }
 
 extension PostgresAccess {

@@ -9,13 +9,13 @@ extension PostgresService {
         loading: Loading = .default
     ) -> ModelObservation<Model> {
         ModelObservation(
-            path: operationPath.onPrimaryOnly(), registry: observations, request: FetchRequest(filter: filter?.filter, sort: sort, limit: limit), loading: loading)
+            path: path.onPrimaryOnly(), registry: observations, request: FetchRequest(filter: filter?.filter, sort: sort, limit: limit), loading: loading)
     }
 
     /// Every change announced for `tables` (names as in ``EntityProtocol/table``), as it arrives.
     /// A reader that falls `buffering` behind loses the changes beyond it and reads ``ChangeEvent/dropped(_:)``.
     public func changes(in tables: [String], buffering: ChangeBuffering = .default) -> TableChanges {
-        TableChanges(path: operationPath.onPrimaryOnly(), tables: tables, buffering: buffering)
+        TableChanges(path: path.onPrimaryOnly(), tables: tables, buffering: buffering)
     }
 
     /// Installs the triggers of ``ChangeNotifications`` on `tables`, for code that sets up its own schema; an app

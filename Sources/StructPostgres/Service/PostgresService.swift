@@ -18,13 +18,13 @@ import ServiceLifecycle
 /// }
 /// ```
 /// Every operation is one of ``PostgresAccess``, shared with ``PostgresTransaction``.
-public final class PostgresService: PostgresAccess, Service {
+public final class PostgresService: OperationPathOwner, Service {
     /// Everything the service needs (see ``PostgresConfiguration``).
     public typealias Configuration = PostgresConfiguration
 
     public let configuration: Configuration
     let runtime: ServiceRuntime
-    public let operationPath: OperationPath
+    let path: OperationPath
     /// The observations running, shared by query.
     let observations = ObservationRegistry()
 
@@ -32,7 +32,7 @@ public final class PostgresService: PostgresAccess, Service {
     public init(configuration: Configuration) throws {
         self.configuration = configuration
         runtime = try ServiceRuntime(configuration: configuration)
-        operationPath = OperationPath(runtime: runtime, transaction: nil)
+        path = OperationPath(runtime: runtime, transaction: nil)
     }
 
     /// Runs the connection pool until the task is cancelled or graceful shutdown is triggered, and with it every
@@ -71,7 +71,7 @@ public final class PostgresService: PostgresAccess, Service {
     /// try await service.update(entities: [review])
     /// let mine = try await service.primary.fetch(ReviewModel.self, where: .equal("uuid", review.uuid))
     /// ```
-    public var primary: PrimaryAccess { PrimaryAccess(operationPath: operationPath.onPrimaryOnly()) }
+    public var primary: PrimaryAccess { PrimaryAccess(path: path.onPrimaryOnly()) }
 
     /// Runs `body` in one transaction: it commits when `body` returns and rolls back when it throws.
     ///
@@ -91,7 +91,7 @@ public final class PostgresService: PostgresAccess, Service {
     public func transaction<T>(
         _ options: TransactionOptions = .init(), _ body: (PostgresTransaction) async throws -> T
     ) async throws -> T {
-        try await operationPath.transaction(options) { try await body(PostgresTransaction(operationPath.path(inside: $0))) }
+        try await path.transaction(options) { try await body(PostgresTransaction(path.path(inside: $0))) }
     }
 
     /// Runs `body` in a transaction with the given isolation level and access mode.
@@ -128,6 +128,6 @@ public final class PostgresService: PostgresAccess, Service {
 }
 
 /// The operations of a ``PostgresService`` with reads pinned to the primary (``PostgresService/primary``).
-public struct PrimaryAccess: PostgresAccess {
-    public let operationPath: OperationPath
+public struct PrimaryAccess: OperationPathOwner {
+    let path: OperationPath
 }
