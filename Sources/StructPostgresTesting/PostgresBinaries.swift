@@ -36,6 +36,7 @@ struct PostgresBinaries: Sendable {
 
 /// An error of the test harness, with what to do about it.
 public struct TestDatabaseError: Error, CustomStringConvertible, Sendable {
+    /// What went wrong, and what to do about it.
     public let description: String
     init(_ description: String) { self.description = description }
 }

@@ -9,13 +9,19 @@
 public struct ConnectionSettings: Sendable, Equatable, CustomStringConvertible, CustomReflectable {
     /// A TCP host name or address, or the directory of a Unix-domain socket (a path starting with `/`).
     public var host: String = "localhost"
+    /// The TCP port, or the number in the socket file's name (see ``unixSocketPath``).
     public var port: Int = 5432
+    /// The role to connect as.
     public var user: String
+    /// The password, if any; ``description`` and reflection show `****` in its place.
     public var password: String?
+    /// The database to connect to.
     public var database: String
+    /// Whether to encrypt the connection and what to verify (URL: `sslmode`).
     public var sslMode: SSLMode = .prefer
     /// A PEM file of trusted root certificates, for `verify-ca` / `verify-full`; `"system"` for the system's.
     public var sslRootCert: String?
+    /// Sent as `application_name` when connecting, when given.
     public var applicationName: String?
     /// `connect_timeout` in seconds, when given.
     public var connectTimeout: Duration?
@@ -28,6 +34,7 @@ public struct ConnectionSettings: Sendable, Equatable, CustomStringConvertible, 
     /// See the *Deploying* article.
     public var poolMode: PoolMode = .session
 
+    /// Settings for one host; `database` defaults to `user`, as in libpq.
     public init(
         host: String = "localhost", port: Int = 5432, user: String, password: String? = nil,
         database: String? = nil, sslMode: SSLMode = .prefer
@@ -46,6 +53,7 @@ public struct ConnectionSettings: Sendable, Equatable, CustomStringConvertible, 
     /// The socket file inside ``host`` for ``port``, as libpq names it.
     public var unixSocketPath: String { "\(host)/.s.PGSQL.\(port)" }
 
+    /// These settings as a `postgres://` URL, with `****` for the password.
     public var description: String {
         let auth = password == nil ? user : "\(user):****"
         let place = endpoints.map(\.description).joined(separator: ",")

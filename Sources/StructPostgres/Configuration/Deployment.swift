@@ -28,14 +28,18 @@ public enum TargetSessionAttributes: String, Sendable, CaseIterable {
 
 /// A host and port of a multi-host URL (`postgres://h1:5432,h2:5433/db`).
 public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
+    /// A TCP host name or address, or the directory of a Unix-domain socket (a path starting with `/`).
     public var host: String
+    /// The TCP port, or the number in the socket file's name.
     public var port: Int
 
+    /// An endpoint at `host` and `port`.
     public init(host: String, port: Int = 5432) {
         self.host = host
         self.port = port
     }
 
+    /// `host:port`, or `[socket <path>]` for a socket directory.
     public var description: String { host.hasPrefix("/") ? "[socket \(host)/.s.PGSQL.\(port)]" : "\(host):\(port)" }
 }
 

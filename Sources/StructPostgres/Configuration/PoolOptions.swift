@@ -16,6 +16,7 @@ public struct PoolOptions: Sendable, Equatable {
     /// call. A kept connection goes back to the pool at once when a caller waits there.
     public var keepIdleConnectionsFor: Duration = .seconds(1)
 
+    /// Options with the given limits and timeouts; each defaults to its property's default.
     public init(
         maxConnections: Int = 20, minConnections: Int = 0, connectTimeout: Duration = .seconds(10),
         idleTimeout: Duration = .seconds(60), acquireTimeout: Duration = .seconds(30),

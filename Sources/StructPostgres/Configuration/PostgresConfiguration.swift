@@ -5,7 +5,9 @@ import Tracing
 /// Everything a ``PostgresService`` needs: where to connect, the pool, logging and retries (also named
 /// `PostgresConfiguration`).
 public struct PostgresConfiguration: Sendable {
+    /// Where and as whom to connect: the primary, or the only server.
     public var connection: ConnectionSettings
+    /// The connection pool's size and timeouts.
     public var pool: PoolOptions
     /// Receives one `debug` line per statement (SQL only, the literals of hand-written SQL masked) and errors. PostgresNIO logs through it too; below
     /// `debug` (where PostgresNIO logs each message from the server, values included) only with
@@ -55,6 +57,7 @@ public struct PostgresConfiguration: Sendable {
     /// literals of hand-written SQL masked: `'****'` for a string, `?` for a number).
     public var tracesQueryText = true
 
+    /// A configuration of `connection` and `pool`; the other properties keep their defaults unless given here.
     public init(
         connection: ConnectionSettings, pool: PoolOptions = .init(),
         logger: Logger = Logger(label: "StructPostgres"), logBoundValues: Bool = false,

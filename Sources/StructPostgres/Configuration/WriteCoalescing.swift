@@ -20,6 +20,7 @@ public struct WriteCoalescing: Sendable, Equatable {
     /// at once.
     public var maxBatch: Int
 
+    /// Coalescing with the given window and batch size; a negative window counts as zero, a `maxBatch` below 1 as 1.
     public init(window: Duration = .microseconds(200), maxBatch: Int = 256) {
         self.window = max(.zero, window)
         self.maxBatch = max(1, maxBatch)

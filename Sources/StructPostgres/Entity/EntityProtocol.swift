@@ -33,8 +33,11 @@ public protocol EntityProtocol: Codable, Sendable {
 }
 
 extension EntityProtocol {
+    /// The default conflict key: `["uuid"]`.
     public static var uniqueKey: [String] { ["uuid"] }
+    /// The default: ``ColumnNaming/snakeCase``.
     public static var columnNaming: ColumnNaming { .snakeCase }
+    /// The default: no relationships.
     public static var relationships: [Relationship<Self>] { [] }
 }
 
@@ -72,6 +75,8 @@ public protocol EntityConvertible: Sendable {
 public protocol StoredModel: EntityProtocol, EntityConvertible where Entity == Self, Model == Self {}
 
 extension StoredModel {
+    /// Returns `self`: the model is its own entity.
     public func toModel() -> Self { self }
+    /// Returns `self`; `context` is not used.
     public func toEntity(context: EntityContext) -> Self { self }
 }

@@ -35,6 +35,7 @@ public struct Related<Value: RelatedValue & Sendable>: Sendable {
     /// A loaded slot; `nil` makes an unloaded one.
     public init(_ loaded: Value?) { box = loaded.map(Storage.loaded) ?? .unloaded }
 
+    /// A loaded slot holding `wrappedValue`.
     public init(wrappedValue: Value) { box = .loaded(wrappedValue) }
 
     /// The related entities; `nil` or `[]` while unloaded. Setting it marks the slot loaded.
@@ -68,10 +69,12 @@ public protocol RelatedValue {
 }
 
 extension Optional: RelatedValue {
+    /// `nil`: what an unloaded to-one slot reads as.
     public static var unloaded: Self { nil }
 }
 
 extension Array: RelatedValue {
+    /// `[]`: what an unloaded to-many slot reads as.
     public static var unloaded: Self { [] }
 }
 
@@ -81,20 +84,24 @@ extension Related: RelationshipSlot {
 }
 
 extension Related: Equatable where Value: Equatable {
+    /// Whether both slots hold equal ``loaded`` values; two unloaded slots are equal.
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.loaded == rhs.loaded }
 }
 
 extension Related: Hashable where Value: Hashable {
+    /// Hashes the ``loaded`` value.
     public func hash(into hasher: inout Hasher) { hasher.combine(loaded) }
 }
 
 /// Outside the row coders (JSON, for instance) a slot codes as its value; an unloaded one as nothing.
 extension Related: Codable where Value: Codable {
+    /// Decodes a slot from its value; nil (`null` in JSON) makes an unloaded slot.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         self.init(container.decodeNil() ? nil : try container.decode(Value.self))
     }
 
+    /// Encodes the slot's value, or nil (`null` in JSON) for an unloaded slot.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         if let storage { try container.encode(storage) } else { try container.encodeNil() }

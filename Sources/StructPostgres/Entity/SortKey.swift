@@ -4,17 +4,22 @@
 /// let users: [User] = try await service.fetch(sortedBy: [.init("role"), .init("name", ascending: false)])
 /// ```
 public struct SortKey: Sendable, Equatable {
+    /// Where NULLs go in the order: PostgreSQL's default, `NULLS FIRST` or `NULLS LAST`.
     public enum Nulls: Sendable, Equatable {
         /// PostgreSQL's default: NULL sorts as larger than any value.
         case `default`, first, last
     }
 
+    /// The property name or column name to sort by.
     public var key: String
+    /// Whether the order is ascending (`ASC`) rather than descending (`DESC`).
     public var ascending: Bool
+    /// Where NULLs go in the order.
     public var nulls: Nulls
     /// Why the key path this key was made from names no column; thrown when the sort is used.
     private var invalidKeyPath: String?
 
+    /// A sort by `key`, ascending unless told otherwise, with NULLs where PostgreSQL puts them unless told otherwise.
     public init(_ key: String, ascending: Bool = true, nulls: Nulls = .default) {
         self.key = key
         self.ascending = ascending
@@ -30,7 +35,9 @@ public struct SortKey: Sendable, Equatable {
         }
     }
 
+    /// An ascending sort by `key`.
     public static func ascending(_ key: String) -> SortKey { SortKey(key) }
+    /// A descending sort by `key`.
     public static func descending(_ key: String) -> SortKey { SortKey(key, ascending: false) }
 
     /// The ORDER BY term; `qualifier` (`"t."`) prefixes the column when the query joins tables.

@@ -68,6 +68,7 @@ public struct StructPostgresError: Error, Sendable, CustomStringConvertible {
         /// Any other client-side failure.
         public static let client = Self(.client)
 
+        /// The code's name, e.g. `uniqueViolation`.
         public var description: String { backing.rawValue }
     }
 
@@ -110,6 +111,7 @@ public struct StructPostgresError: Error, Sendable, CustomStringConvertible {
     /// PostgreSQL's `DETAIL`, which may quote values: read to find the row a violation is about, never shown.
     var serverDetail: HiddenText?
 
+    /// An error of `code` with `message` and whatever context is known.
     public init(
         _ code: Code, _ message: String, sqlState: String? = nil, entity: String? = nil,
         table: String? = nil, column: String? = nil, property: String? = nil,
@@ -129,6 +131,7 @@ public struct StructPostgresError: Error, Sendable, CustomStringConvertible {
         self.underlying = underlying
     }
 
+    /// One line: the code, the message, the known context, PostgreSQL's `DETAIL` (when kept) and `HINT`, and the SQL.
     public var description: String {
         var parts = ["\(code): \(message)"]
         let context: [(String, String?)] = [

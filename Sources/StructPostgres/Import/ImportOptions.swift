@@ -35,18 +35,22 @@ public struct ImportOptions: Sendable {
         case skipAndReport
     }
 
+    /// How remote member names relate to the models' coding keys. Default `.exact`.
     public var keys: KeyStyle
     /// Remote member names mapped to local coding keys, at any depth (`["id": "groupID"]`). Checked first.
     public var remoteNames: [String: String]
+    /// How dates arrive. Default `.iso8601`.
     public var dates: DateFormat
     /// Whether numbers and booleans may arrive as strings (`"12.5"`, `"true"`). Default `true`.
     public var numbersFromStrings: Bool
+    /// What happens to a record that cannot be decoded or stored. Default `.allOrNothing`.
     public var onFailure: FailurePolicy
     /// Records written per batch (one upsert statement per table per batch). Default 5,000.
     public var batchSize: Int
     /// Called after each batch is written.
     public var progress: (@Sendable (ImportProgress) -> Void)?
 
+    /// Options for an import; each parameter defaults to its property's default.
     public init(
         keys: KeyStyle = .exact, remoteNames: [String: String] = [:], dates: DateFormat = .iso8601,
         numbersFromStrings: Bool = true, onFailure: FailurePolicy = .allOrNothing, batchSize: Int = 5_000,
@@ -69,6 +73,7 @@ public struct ImportProgress: Sendable, Equatable {
     /// All records, when known before the end (an in-memory payload); `nil` while streaming a file.
     public var total: Int?
 
+    /// Progress of `done` records out of `total`, if known.
     public init(done: Int, total: Int?) {
         self.done = done
         self.total = total
@@ -91,7 +96,9 @@ public struct ImportFailure: Sendable, Equatable, CustomStringConvertible {
     public var index: Int
     /// Where in the record, e.g. `[3].author.name`.
     public var path: String
+    /// Why the record was not imported.
     public var reason: String
 
+    /// `path: reason`.
     public var description: String { "\(path): \(reason)" }
 }

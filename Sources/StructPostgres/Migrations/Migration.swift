@@ -21,16 +21,21 @@ public struct Migration: Sendable, Equatable {
     public let name: String
     /// The file name, as errors and the history table show it.
     public let fileName: String
+    /// The part after `-- migrate:up`, or the whole file when it has no markers.
     public let up: Part
+    /// The part after `-- migrate:down`, if the file has one.
     public let down: Part?
     /// SHA-256 of the text with line endings and a byte-order mark normalized, in hex.
     public let checksum: String
 
     /// One direction of a migration.
     public struct Part: Sendable, Equatable {
+        /// The part's SQL text.
         public let sql: String
         /// The 1-based line of the file where ``sql`` starts.
         public let firstLine: Int
+        /// Whether the part runs in one transaction; `false` after `transaction:false`, which runs it statement by
+        /// statement.
         public let transactional: Bool
 
         /// The statements, with their lines in the file.

@@ -7,6 +7,7 @@ import Foundation
 /// let bundled = try MigrationSet(bundle: .module, subdirectory: "migrations")
 /// ```
 public struct MigrationSet: Sendable {
+    /// The migrations, sorted by version.
     public let migrations: [Migration]
 
     /// - Throws: ``StructPostgresError`` `migrationRefused` for a malformed file, or two files of one version.
@@ -46,5 +47,6 @@ public struct MigrationSet: Sendable {
         try self.init(directory: subdirectory.map { resources.appendingPathComponent($0) } ?? resources)
     }
 
+    /// The migration of `version`, if the set has one.
     public subscript(version: Int64) -> Migration? { migrations.first { $0.version == version } }
 }

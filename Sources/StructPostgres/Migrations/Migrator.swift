@@ -15,6 +15,7 @@ import PostgresNIO
 /// for row in try await migrator.status() { print(row.version, row.name, row.state) }
 /// ```
 public struct Migrator: Sendable {
+    /// How a ``Migrator`` runs: ordering, locking, the history table and dry runs.
     public struct Options: Sendable {
         /// Apply a pending migration older than the newest applied one instead of refusing.
         public var allowOutOfOrder = false
@@ -27,6 +28,7 @@ public struct Migrator: Sendable {
         /// Called after each migration step, as it completes.
         public var progress: (@Sendable (MigrationRun.Step) -> Void)?
 
+        /// Options with the given settings; ``progress`` is set on the property.
         public init(allowOutOfOrder: Bool = false, lockTimeout: Duration = .seconds(60),
                     historyTable: String = "structpg_migrations", dryRun: Bool = false) {
             self.allowOutOfOrder = allowOutOfOrder
@@ -36,10 +38,14 @@ public struct Migrator: Sendable {
         }
     }
 
+    /// The service whose primary the migrations run on, over a dedicated connection.
     public let service: PostgresService
+    /// The migrations to apply.
     public let migrations: MigrationSet
+    /// How the migrator runs.
     public var options: Options
 
+    /// A migrator of `migrations` for the database of `service`.
     public init(service: PostgresService, migrations: MigrationSet, options: Options = .init()) {
         self.service = service
         self.migrations = migrations

@@ -15,6 +15,7 @@
 /// }
 /// ```
 public struct ModelObservation<Model: EntityConvertible>: AsyncSequence, Sendable {
+    /// One result: the models the fetch returns.
     public typealias Element = [Model]
 
     let path: OperationPath
@@ -22,8 +23,10 @@ public struct ModelObservation<Model: EntityConvertible>: AsyncSequence, Sendabl
     let request: FetchRequest
     let loading: Loading
 
+    /// An iterator that starts observing at its first `next()`.
     public func makeAsyncIterator() -> Iterator { Iterator(observation: self) }
 
+    /// The results of one observer; it leaves the shared observation when it ends or is released.
     public struct Iterator: AsyncIteratorProtocol {
         private let observation: ModelObservation
         private var membership: Membership?
@@ -32,6 +35,8 @@ public struct ModelObservation<Model: EntityConvertible>: AsyncSequence, Sendabl
 
         init(observation: ModelObservation) { self.observation = observation }
 
+        /// The next result, the current one first; `nil` when the sequence ends (the service stops, the task is
+        /// cancelled), or the error that ended it.
         public mutating func next() async throws -> [Model]? {
             guard !finished else { return nil }
             if results == nil {
@@ -85,15 +90,19 @@ extension ModelObservation where Model: Equatable {
 
 /// The results of an observation, each different from the one before it.
 public struct DistinctResults<Model: EntityConvertible & Equatable>: AsyncSequence, Sendable {
+    /// One result, different from the one before it.
     public typealias Element = [Model]
     let observation: ModelObservation<Model>
 
+    /// An iterator over the observation's results that skips repeats.
     public func makeAsyncIterator() -> Iterator { Iterator(base: observation.makeAsyncIterator()) }
 
+    /// Iterates the observation's results, skipping each one equal to the one before it.
     public struct Iterator: AsyncIteratorProtocol {
         var base: ModelObservation<Model>.Iterator
         var last: [Model]?
 
+        /// The next result that differs from the one before it; `nil` when the observation ends.
         public mutating func next() async throws -> [Model]? {
             while let result = try await base.next() {
                 if result != last {

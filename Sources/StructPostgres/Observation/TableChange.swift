@@ -2,12 +2,15 @@ import Foundation
 
 /// One committed statement's change of an observed table, as its trigger announced it.
 public struct TableChange: Sendable, Equatable {
+    /// The kind of statement that made a change.
     public enum Operation: String, Sendable, Equatable {
+        /// `INSERT`, `UPDATE`, `DELETE` or `TRUNCATE`, as the trigger names it.
         case insert = "INSERT", update = "UPDATE", delete = "DELETE", truncate = "TRUNCATE"
     }
 
     /// The table, schema-qualified (`public.books`).
     public var table: String
+    /// The statement that made the change.
     public var operation: Operation
     /// How many rows the statement changed; `nil` for `TRUNCATE` and for triggers installed without keys.
     public var rowCount: Int?
@@ -16,6 +19,7 @@ public struct TableChange: Sendable, Equatable {
     /// otherwise `nil`.
     public var keys: [String]?
 
+    /// A change of `table` by `operation`.
     public init(table: String, operation: Operation, rowCount: Int?, keys: [String]?) {
         self.table = table
         self.operation = operation

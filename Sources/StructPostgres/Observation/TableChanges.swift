@@ -15,20 +15,25 @@ import Synchronization
 /// }
 /// ```
 public struct TableChanges: AsyncSequence, Sendable {
+    /// A change, or a note that changes were missed.
     public typealias Element = ChangeEvent
 
     let path: OperationPath
     let tables: [String]
     let buffering: ChangeBuffering
 
+    /// An iterator that subscribes to the tables' channels at its first `next()`.
     public func makeAsyncIterator() -> Iterator { Iterator(changes: self) }
 
+    /// The events of one reader; it unsubscribes when the sequence ends or it is released.
     public struct Iterator: AsyncIteratorProtocol {
         private let changes: TableChanges
         private var subscription: ChangeSubscription?
 
         init(changes: TableChanges) { self.changes = changes }
 
+        /// The next event, as it arrives; `nil` when the service stops or the task is cancelled, or the error that
+        /// ended the listening.
         public mutating func next() async throws -> ChangeEvent? {
             if subscription == nil {
                 subscription = try await ChangeSubscription(changes.path, tables: changes.tables, buffering: changes.buffering)
@@ -44,6 +49,7 @@ public struct TableChanges: AsyncSequence, Sendable {
 
 /// What ``TableChanges`` yields.
 public enum ChangeEvent: Sendable, Equatable {
+    /// A change of one of the tables.
     case change(TableChange)
     /// The listening connection was lost and listens again: changes made meanwhile are not in the sequence.
     case resumed

@@ -7,6 +7,7 @@
 /// Key paths name stored properties of the entity; their columns follow the entity's ``EntityProtocol/columnNaming``.
 /// Relationship paths (`author.name`) and `ANY`/`ALL`/`NONE` are written as format strings.
 public struct EntityFilter<Entity: EntityProtocol>: Sendable {
+    /// The same filter with keys by name, as ``Filter`` spells it.
     public let filter: Filter
 
     init(_ node: Filter.Node) { filter = Filter(node: node) }
@@ -61,8 +62,11 @@ public struct EntityFilter<Entity: EntityProtocol>: Sendable {
         keyed(keyPath) { .compare($0, op, text, Filter.Options(caseInsensitive: caseInsensitive)) }
     }
 
+    /// Rows both filters match.
     public static func && (lhs: Self, rhs: Self) -> Self { Self(.all([lhs.filter.node, rhs.filter.node])) }
+    /// Rows either filter matches.
     public static func || (lhs: Self, rhs: Self) -> Self { Self(.any([lhs.filter.node, rhs.filter.node])) }
+    /// Rows `filter` does not match.
     public static prefix func ! (filter: Self) -> Self { Self(.not(filter.filter.node)) }
 }
 
@@ -71,26 +75,32 @@ public protocol TextValue {}
 extension String: TextValue {}
 extension Optional: TextValue where Wrapped == String {}
 
+/// Rows whose value at `lhs` equals `rhs`; `nil` matches rows where it is NULL.
 public func == <Entity: EntityProtocol, Value: Encodable & Sendable>(lhs: KeyPath<Entity, Value>, rhs: Value) -> EntityFilter<Entity> {
     EntityFilter.keyed(lhs) { .compare($0, .equal, rhs, Filter.Options()) }
 }
 
+/// Rows whose value at `lhs` differs from `rhs`, NULL included (as NSPredicate's `!=` does).
 public func != <Entity: EntityProtocol, Value: Encodable & Sendable>(lhs: KeyPath<Entity, Value>, rhs: Value) -> EntityFilter<Entity> {
     EntityFilter.keyed(lhs) { .compare($0, .notEqual, rhs, Filter.Options()) }
 }
 
+/// Rows whose value at `lhs` is less than `rhs`.
 public func < <Entity: EntityProtocol, Value: Encodable & Sendable>(lhs: KeyPath<Entity, Value>, rhs: Value) -> EntityFilter<Entity> {
     EntityFilter.keyed(lhs) { .compare($0, .less, rhs, Filter.Options()) }
 }
 
+/// Rows whose value at `lhs` is less than or equal to `rhs`.
 public func <= <Entity: EntityProtocol, Value: Encodable & Sendable>(lhs: KeyPath<Entity, Value>, rhs: Value) -> EntityFilter<Entity> {
     EntityFilter.keyed(lhs) { .compare($0, .lessOrEqual, rhs, Filter.Options()) }
 }
 
+/// Rows whose value at `lhs` is greater than `rhs`.
 public func > <Entity: EntityProtocol, Value: Encodable & Sendable>(lhs: KeyPath<Entity, Value>, rhs: Value) -> EntityFilter<Entity> {
     EntityFilter.keyed(lhs) { .compare($0, .greater, rhs, Filter.Options()) }
 }
 
+/// Rows whose value at `lhs` is greater than or equal to `rhs`.
 public func >= <Entity: EntityProtocol, Value: Encodable & Sendable>(lhs: KeyPath<Entity, Value>, rhs: Value) -> EntityFilter<Entity> {
     EntityFilter.keyed(lhs) { .compare($0, .greaterOrEqual, rhs, Filter.Options()) }
 }

@@ -29,6 +29,7 @@ public struct Filter: Sendable {
 
     /// A comparison of a key with a value.
     public enum Operator: String, Sendable {
+        /// `==`, `!=`, `<`, `<=`, `>`, `>=`.
         case equal, notEqual, less, lessOrEqual, greater, greaterOrEqual
         /// String operators; `like` takes NSPredicate's wildcards `*` and `?`. `beginsWith`, `endsWith` and `contains`
         /// match whole Characters, as Swift's `String` does; `like` and `matches` match code points.
@@ -47,13 +48,17 @@ public struct Filter: Sendable {
 
     /// How a to-many key path is quantified: `ANY books.price > 10`.
     public enum Quantifier: Sendable {
+        /// `ANY`, `ALL` or `NONE` of the related rows.
         case any, all, none
     }
 
     /// NSPredicate's `[c]` and `[d]` modifiers.
     public struct Options: Sendable, Equatable {
+        /// NSPredicate's `[c]`: compare ignoring case (text columns only).
         public var caseInsensitive = false
+        /// NSPredicate's `[d]`: not supported; a filter with it fails, as PostgreSQL needs the `unaccent` extension.
         public var diacriticInsensitive = false
+        /// Options with the given modifiers; both off by default.
         public init(caseInsensitive: Bool = false, diacriticInsensitive: Bool = false) {
             self.caseInsensitive = caseInsensitive
             self.diacriticInsensitive = diacriticInsensitive
@@ -124,8 +129,11 @@ public struct Filter: Sendable {
     /// Every row (`TRUEPREDICATE`) or none (`FALSEPREDICATE`).
     public static func constant(_ value: Bool) -> Filter { Filter(node: .constant(value)) }
 
+    /// Rows both filters match.
     public static func && (lhs: Filter, rhs: Filter) -> Filter { Filter(node: .all([lhs.node, rhs.node])) }
+    /// Rows either filter matches.
     public static func || (lhs: Filter, rhs: Filter) -> Filter { Filter(node: .any([lhs.node, rhs.node])) }
+    /// Rows `filter` does not match.
     public static prefix func ! (filter: Filter) -> Filter { Filter(node: .not(filter.node)) }
 
     /// The keys the filter names, relationship paths included.

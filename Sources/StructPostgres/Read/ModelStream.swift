@@ -22,13 +22,16 @@ import Synchronization
 /// }
 /// ```
 public struct ModelStream<Model: EntityConvertible>: AsyncSequence, Sendable {
+    /// One model, built from one row.
     public typealias Element = Model
 
     /// Declares the cursor where the stream runs: given by the operations layer.
     let open: @Sendable () async throws -> OpenCursor
 
+    /// An iterator that declares the cursor at its first `next()`.
     public func makeAsyncIterator() -> Iterator { Iterator(open: open) }
 
+    /// Reads the cursor's rows in order; gives the cursor's session back at the end, at an error, or when dropped.
     public struct Iterator: AsyncIteratorProtocol {
         private let open: @Sendable () async throws -> OpenCursor
         private var cursor: OpenCursor?
@@ -36,6 +39,8 @@ public struct ModelStream<Model: EntityConvertible>: AsyncSequence, Sendable {
 
         init(open: @escaping @Sendable () async throws -> OpenCursor) { self.open = open }
 
+        /// The next model; `nil` after the last row. An error ends the stream and is thrown as a
+        /// ``StructPostgresError``.
         public mutating func next() async throws -> Model? {
             guard !finished else { return nil }
             do {

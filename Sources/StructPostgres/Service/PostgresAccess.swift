@@ -31,20 +31,25 @@ extension PostgresAccess {
 }
 
 extension PostgresAccess {
+    /// Fetches the models matching `filter` on a pooled connection (the service) or in the transaction.
     public func fetch<Model: EntityConvertible>(
         _ type: Model.Type, where filter: EntityFilter<Model.Entity>?, sortedBy sort: [SortKey], limit: Int?, offset: Int?, loading: Loading
     ) async throws -> [Model] {
         try await operationPath.fetch(type, FetchRequest(filter: filter?.filter, sort: sort, limit: limit, offset: offset), loading: loading)
     }
 
+    /// Counts the rows matching `filter` on a pooled connection (the service) or in the transaction.
     public func count<Model: EntityConvertible>(_ type: Model.Type, where filter: EntityFilter<Model.Entity>?) async throws -> Int {
         try await operationPath.count(Model.Entity.self, filter?.filter)
     }
 
+    /// Whether any row matches `filter`, asked on a pooled connection (the service) or in the transaction.
     public func exists<Model: EntityConvertible>(_ type: Model.Type, where filter: EntityFilter<Model.Entity>?) async throws -> Bool {
         try await operationPath.exists(Model.Entity.self, filter?.filter)
     }
 
+    /// Deletes the rows matching `filter` on a pooled connection (the service) or in the transaction; returns how
+    /// many went.
     @discardableResult
     public func deleteAll<Model: EntityConvertible>(_ type: Model.Type, where filter: EntityFilter<Model.Entity>?) async throws -> Int {
         try await operationPath.deleteAll(Model.Entity.self, filter?.filter)
@@ -58,6 +63,8 @@ extension PostgresAccess {
         try await operationPath.update(entities, options: options)
     }
 
+    /// Deletes the models' rows by unique key on a pooled connection (the service) or in the transaction; returns
+    /// how many went.
     @discardableResult
     public func delete<Model: EntityConvertible>(entities: [Model]) async throws -> Int {
         try await operationPath.delete(entities)

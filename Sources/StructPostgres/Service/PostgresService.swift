@@ -22,6 +22,7 @@ public final class PostgresService: OperationPathOwner, Service {
     /// Everything the service needs (see ``PostgresConfiguration``).
     public typealias Configuration = PostgresConfiguration
 
+    /// The configuration the service was created with.
     public let configuration: Configuration
     let runtime: ServiceRuntime
     let path: OperationPath

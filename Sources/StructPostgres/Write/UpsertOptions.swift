@@ -56,6 +56,7 @@ public struct UpsertResult: Sendable, Equatable {
     /// Children deleted because they left their last set (``RemovalRule/deleteOrphans``).
     public var orphansDeleted = 0
 
+    /// A result with the given counts; each defaults to 0.
     public init(
         inserted: Int = 0, updated: Int = 0, unchanged: Int = 0, skipped: Int = 0, merged: Int = 0,
         linked: Int = 0, unlinked: Int = 0, orphansDeleted: Int = 0
