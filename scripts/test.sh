@@ -103,3 +103,12 @@ if [ -z "${DATABASE_URL:-}" ]; then
 else
   echo "test.sh: SKIPPED the tutorial: it starts a server of its own, and DATABASE_URL is set"
 fi
+# The public API: every declaration documented and the DocC catalog without a warning; no breaking change since
+# the baseline (.api-baseline) that CHANGELOG.md does not name.
+if command -v python3 >/dev/null 2>&1; then
+  echo "test.sh: the public API's documentation (scripts/check-docs) and breaking changes (scripts/check-api)"
+  python3 scripts/check-docs
+  python3 scripts/check-api
+else
+  echo "test.sh: SKIPPED scripts/check-docs and scripts/check-api: python3 is not installed"
+fi

@@ -34,8 +34,11 @@ public struct Relationship<Source: EntityProtocol>: Sendable {
 
     /// A to-one relationship through a foreign-key column of the source's table (a book's author).
     ///
-    /// - Parameter column: the foreign-key column (or property); found in the catalog when the source's
-    ///   table has exactly one foreign key to the target's table.
+    /// - Parameters:
+    ///   - name: the relationship's name, as ``Loading`` and format strings (`author.name`) use it.
+    ///   - slot: the source's ``Related`` property that holds the target.
+    ///   - column: the foreign-key column (or property); found in the catalog when the source's table has exactly
+    ///     one foreign key to the target's table.
     public static func toOne<Target: EntityProtocol>(
         _ name: String, _ slot: any WritableKeyPath<Source, Related<Target?>> & Sendable, column: String? = nil
     ) -> Self {
@@ -52,8 +55,12 @@ public struct Relationship<Source: EntityProtocol>: Sendable {
     /// (a book's reviews, each holding its book's uuid). Loaded only: children are written through their
     /// own column.
     ///
-    /// - Parameter column: the children's foreign-key column (or property); found in the catalog when the
-    ///   target's table has exactly one foreign key to the source's table.
+    /// - Parameters:
+    ///   - name: the relationship's name, as ``Loading`` and format strings (`ANY reviews.content`) use it.
+    ///   - slot: the source's ``Related`` property that holds the children.
+    ///   - column: the children's foreign-key column (or property); found in the catalog when the target's table
+    ///     has exactly one foreign key to the source's table.
+    ///   - orderedBy: the order of the children in the slot.
     public static func toMany<Target: EntityProtocol>(
         _ name: String, _ slot: any WritableKeyPath<Source, Related<[Target]>> & Sendable,
         backReference column: String? = nil, orderedBy: [SortKey] = []
@@ -68,9 +75,14 @@ public struct Relationship<Source: EntityProtocol>: Sendable {
     /// their link (or are deleted, with ``RemovalRule/deleteOrphans``), new ones are linked.
     ///
     /// - Parameters:
+    ///   - name: the relationship's name, as ``Loading`` and format strings (`ANY books.price`) use it.
+    ///   - slot: the source's ``Related`` property that holds the children.
     ///   - table: the join table, e.g. `"store_books"`.
-    ///   - parentColumn, childColumn: the join table's columns referencing source and target; found in the
-    ///     catalog when the join table has exactly one foreign key to each.
+    ///   - parentColumn: the join table's column referencing the source; found in the catalog when the join table
+    ///     has exactly one foreign key to the source's table.
+    ///   - childColumn: the join table's column referencing the target; found in the catalog likewise.
+    ///   - orderedBy: the order of the children in the slot.
+    ///   - onRemove: what happens to a child no longer in the slot: unlinked (``RemovalRule/unlink``) or deleted.
     public static func toMany<Target: EntityProtocol>(
         _ name: String, _ slot: any WritableKeyPath<Source, Related<[Target]>> & Sendable,
         through table: String, parentColumn: String? = nil, childColumn: String? = nil,

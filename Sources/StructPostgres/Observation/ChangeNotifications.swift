@@ -1,5 +1,5 @@
 /// The SQL that makes PostgreSQL announce committed changes of a table, which ``PostgresService/observe(_:where:sortedBy:limit:loading:)``
-/// and ``PostgresService/changes(in:)`` listen to.
+/// and ``PostgresService/changes(in:buffering:)`` listen to.
 ///
 /// Statement-level triggers call `pg_notify` on the channel `structpg_<table oid>`, whose payload is the operation
 /// (`INSERT`, `UPDATE`, `DELETE`, `TRUNCATE`): the listener knows the table by its channel. Installed with keys,
@@ -9,7 +9,7 @@
 /// the transaction commits, so rolled-back work announces nothing.
 ///
 /// Install it for chosen tables in a migration (`structpg observe add books reviews` writes one) or from code
-/// that sets up its own schema (``PostgresService/installChangeNotifications(on:)``).
+/// that sets up its own schema (``PostgresService/installChangeNotifications(on:keys:)``).
 public enum ChangeNotifications {
     /// Keys listed in one notification at most; beyond that a notification gives the count only.
     public static let keysPerNotification = 100

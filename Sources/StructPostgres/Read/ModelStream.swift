@@ -4,11 +4,11 @@ import Synchronization
 /// The models of a fetch, delivered one at a time as their rows arrive: memory stays flat whatever
 /// the number of rows.
 ///
-/// Iterating runs the query through a server-side cursor read in batches of bounded size (see
-/// ``CursorReader``). From the service, the cursor lives on one pooled connection in a read-only transaction,
-/// held until the sequence ends, fails, or its iterator is dropped; the rows come from one snapshot, as with a
-/// single query. From a transaction, the cursor is declared in that transaction and closes with it: iterate it
-/// inside the transaction's closure. Relationships are not loaded (slots stay unloaded).
+/// Iterating runs the query through a server-side cursor read in batches of bounded size. From the service, the cursor
+/// lives on one pooled connection in a read-only transaction, held until the sequence ends, fails, or its iterator is
+/// dropped; the rows come from one snapshot, as with a single query. From a transaction, the cursor is declared in that
+/// transaction and closes with it: iterate it inside the transaction's closure. Relationships are not loaded (slots
+/// stay unloaded).
 ///
 /// The stream is one operation for tracing and metrics: its span starts at the first iteration and ends at the last
 /// row, at an error, or when the iterator is dropped, with the rows read (`db.response.returned_rows`).

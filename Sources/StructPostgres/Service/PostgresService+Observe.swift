@@ -21,8 +21,10 @@ extension PostgresService {
     /// Installs the triggers of ``ChangeNotifications`` on `tables`, for code that sets up its own schema; an app
     /// with migrations installs them in one (`structpg observe add books reviews` writes it).
     ///
-    /// - Parameter keys: notifications also carry the changed rows' count and primary keys
-    ///   (``TableChange/keys``), at a cost to every write of the tables.
+    /// - Parameters:
+    ///   - tables: the tables' names, as in ``EntityProtocol/table``.
+    ///   - keys: notifications also carry the changed rows' count and primary keys (``TableChange/keys``), at a
+    ///     cost to every write of the tables.
     public func installChangeNotifications(on tables: [String], keys: Bool = false) async throws {
         try await execute(unsafeSQL: ChangeNotifications.installSQL(tables: tables, keys: keys))
         forgetSchemaCache()
