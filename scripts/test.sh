@@ -108,6 +108,7 @@ fi
 if command -v python3 >/dev/null 2>&1; then
   echo "test.sh: the public API's documentation (scripts/check-docs) and breaking changes (scripts/check-api)"
   python3 scripts/check-docs
+  python3 scripts/check-doc-examples
   python3 scripts/check-api
 else
   echo "test.sh: SKIPPED scripts/check-docs and scripts/check-api: python3 is not installed"

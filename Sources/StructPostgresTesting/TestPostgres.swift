@@ -12,6 +12,12 @@ import StructPostgres
 /// still created and dropped directly): the same tests then run through the pooler.
 ///
 /// ```swift
+/// struct Book: StoredModel {
+///     static let table = "books"
+///     var uuid: UUID
+///     var title: String
+/// }
+///
 /// @Test func storesBooks() async throws {
 ///     try await TestPostgres.withDatabase { service in
 ///         try await service.execute(unsafeSQL: "CREATE TABLE books (uuid uuid PRIMARY KEY, title text)")

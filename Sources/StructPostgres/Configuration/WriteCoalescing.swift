@@ -8,7 +8,7 @@
 /// of a batch tend to come back together), for at most ``window``, or until ``maxBatch`` have arrived.
 ///
 /// ```swift
-/// var configuration = try PostgresConfiguration(url: url)
+/// var configuration = try PostgresConfiguration(url: "postgres://app@localhost/shop")
 /// configuration.coalescing = WriteCoalescing()           // every eligible call
 /// try await service.update(entities: [book], options: .upsert.coalesced())  // or per call
 /// ```

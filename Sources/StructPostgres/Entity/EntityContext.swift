@@ -18,7 +18,8 @@ public final class EntityContext {
     /// Converts `model` and registers its entity for writing; returns the entity.
     ///
     /// ```swift
-    /// BookEntity(uuid: uuid, title: title, authorID: try author.map { try context.insert($0).uuid })
+    /// // In a book model's toEntity(context:): the author is written in the same unit of work, before the book.
+    /// let authorID = try book.author.map { try context.insert($0).uuid }
     /// ```
     @discardableResult
     public func insert<Model: EntityConvertible>(_ model: Model) throws -> Model.Entity {

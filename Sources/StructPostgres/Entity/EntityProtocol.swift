@@ -70,7 +70,7 @@ public protocol EntityConvertible: Sendable {
 ///     var avatarURL: URL?          // column avatar_url
 ///     var role: Role               // enum Role: String, Codable — stored as text
 /// }
-/// try await service.update(entities: [user])
+/// try await service.update(entities: [User(uuid: UUID(), name: "Ada", role: .critic)])
 /// ```
 public protocol StoredModel: EntityProtocol, EntityConvertible where Entity == Self, Model == Self {}
 

@@ -1,7 +1,7 @@
 /// One ORDER BY term, Core Data's `NSSortDescriptor`. The key is a property name or column name.
 ///
 /// ```swift
-/// let users: [User] = try await service.fetch(sortedBy: [.init("role"), .init("name", ascending: false)])
+/// let users: [UserModel] = try await service.fetch(sortedBy: [.init("role"), .init("name", ascending: false)])
 /// ```
 public struct SortKey: Sendable, Equatable {
     /// Where NULLs go in the order: PostgreSQL's default, `NULLS FIRST` or `NULLS LAST`.

@@ -4,9 +4,9 @@ import Foundation
 ///
 /// ```swift
 /// var options = ImportOptions(keys: .snakeCase, dates: .secondsSince1970)
-/// options.remoteNames = ["id": "groupID", "avatar": "avatarURL"]
+/// options.remoteNames = ["id": "uuid", "avatar": "avatarURL"]
 /// options.onFailure = .skipAndReport
-/// let result = try await service.import(GroupModel.self, from: data, options: options)
+/// let result = try await service.import(UserModel.self, from: data, options: options)
 /// ```
 public struct ImportOptions: Sendable {
     /// How remote member names relate to the models' coding keys.

@@ -9,9 +9,9 @@
 /// nobody else observes. The sequence ends when the service stops (its `run()` returns).
 ///
 /// ```swift
-/// for try await reviews in service.observe(ReviewModel.self, where: .format("bookID == %@", book.uuid,
-///                                          sortedBy: [.descending("createdAt")])) {
-///     await socket.send(reviews)
+/// for try await reviews in service.observe(ReviewModel.self, where: \.bookID == book.uuid,
+///                                          sortedBy: [.descending("createdAt")]) {
+///     show(reviews)
 /// }
 /// ```
 public struct ModelObservation<Model: EntityConvertible>: AsyncSequence, Sendable {
@@ -83,7 +83,7 @@ extension ModelObservation where Model: Equatable {
     /// The same results, without one equal to the result before it.
     ///
     /// ```swift
-    /// for try await books in service.observe(BookModel.self, loading: .none).removingDuplicates() { render(books) }
+    /// for try await books in service.observe(BookModel.self, loading: .none).removingDuplicates() { print(books.count) }
     /// ```
     public func removingDuplicates() -> DistinctResults<Model> { DistinctResults(observation: self) }
 }

@@ -9,8 +9,8 @@ import Synchronization
 /// ```swift
 /// for try await event in service.changes(in: ["books"]) {
 ///     switch event {
-///     case .change(let change): if let keys = change.keys { cache.remove(keys) }
-///     case .resumed, .dropped: cache.removeAll()
+///     case .change(let change): if let keys = change.keys { forget(keys) }
+///     case .resumed, .dropped: forgetAll()
 ///     }
 /// }
 /// ```

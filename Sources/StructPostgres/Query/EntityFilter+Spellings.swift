@@ -6,8 +6,8 @@ import Foundation
 /// ```swift
 /// try await db.fetch(ReviewModel.self, where: \.bookID == book.uuid)
 /// try await db.fetch(ReviewModel.self, where: .equal("bookID", book.uuid) && .isNotNull("content"))
-/// try await db.fetch(ReviewModel.self, where: .format("bookID == %@ AND stars >= %d", book.uuid, 4))
-/// try await db.fetch(ReviewModel.self, where: .predicate(#Predicate<ReviewModel> { $0.stars >= 4 }))
+/// try await db.fetch(ReviewModel.self, where: .format("bookID == %@ AND content CONTAINS[c] %@", book.uuid, "great"))
+/// try await db.fetch(ReviewModel.self, where: .predicate(#Predicate<ReviewModel> { $0.bookID == bookID }))
 /// ```
 ///
 /// A filter that cannot be compiled (a malformed format string, a key path that names no stored property, a

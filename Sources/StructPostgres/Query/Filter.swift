@@ -4,8 +4,8 @@ import Foundation
 /// or column names; values are always bound parameters.
 ///
 /// ```swift
-/// let reviews: [Review] = try await service.fetch(where: .equal("bookID", book.uuid))
-/// let admins = try await service.count(User.self, where: .equal("role", Role.admin) && .isNull("deletedAt"))
+/// let reviews: [ReviewModel] = try await service.fetch(where: .equal("bookID", book.uuid))
+/// let admins = try await service.count(UserModel.self, where: .equal("role", Role.admin) && .isNull("invitedByID"))
 /// let ported = try Filter(format: "bookId == %@ AND createdAt > %@", book.uuid, since)
 /// ```
 public struct Filter: Sendable {

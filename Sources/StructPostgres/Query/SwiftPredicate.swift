@@ -7,7 +7,7 @@ extension Filter {
     /// ```swift
     /// let limit = 10.0
     /// let cheap = try await service.fetch(BookModel.self, where: .predicate(#Predicate<BookModel> {
-    ///     $0.price < limit && ($0.title?.starts(with: "Sw") ?? false)
+    ///     $0.price! < limit && ($0.title?.starts(with: "Sw") ?? false)
     /// }))
     /// ```
     ///

@@ -18,7 +18,7 @@ import Synchronization
 ///
 /// ```swift
 /// for try await review in service.stream(ReviewModel.self, sortedBy: [.ascending("createdAt")]) {
-///     try await archive.append(review)
+///     try await archive(review)
 /// }
 /// ```
 public struct ModelStream<Model: EntityConvertible>: AsyncSequence, Sendable {

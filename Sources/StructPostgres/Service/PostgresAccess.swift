@@ -7,7 +7,7 @@ import PostgresNIO
 /// ```swift
 /// func restock(_ books: [BookModel], in db: some PostgresAccess) async throws {
 ///     try await db.update(entities: books)
-///     for try await book in db.stream(BookModel.self, where: .equal("publisher", "Apress")) { audit(book) }
+///     for try await book in db.stream(BookModel.self, where: .equal("publisher", "Apress")) { print(book.uuid) }
 /// }
 /// ```
 ///
@@ -101,7 +101,7 @@ extension PostgresAccess {
     /// ```swift
     /// let top: [BookModel] = try await service.fetch(BookModel.self, sql: """
     ///     SELECT b.* FROM books b JOIN reviews r ON r.book_id = b.uuid
-    ///     GROUP BY b.uuid HAVING count(*) >= \(minimum) ORDER BY count(*) DESC
+    ///     GROUP BY b.uuid HAVING count(*) >= \(10) ORDER BY count(*) DESC
     ///     """)
     /// ```
     public func fetch<Model: EntityConvertible>(_ type: Model.Type, sql query: PostgresQuery) async throws -> [Model] {

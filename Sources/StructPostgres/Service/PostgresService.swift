@@ -7,7 +7,7 @@ import ServiceLifecycle
 /// Run it as a `ServiceLifecycle` service, next to your server:
 /// ```swift
 /// let service = try PostgresService(configuration: .fromEnvironment())
-/// let group = ServiceGroup(services: [service, app], logger: logger)
+/// let group = ServiceGroup(services: [service, server], logger: logger)
 /// try await group.run()
 /// ```
 /// or around a closure, which starts the pool and stops it afterwards:
@@ -83,9 +83,9 @@ public final class PostgresService: OperationPathOwner, Service {
     ///
     /// ```swift
     /// try await service.transaction(.init(isolation: .serializable)) { tx in
-    ///     guard var account = try await tx.fetch(Account.self, where: .equal("uuid", id), limit: 1).first else { return }
-    ///     account.balance -= 10
-    ///     try await tx.update(entities: [account])
+    ///     guard var book = try await tx.fetchOne(BookModel.self, where: .equal("uuid", id)) else { return }
+    ///     book.price = (book.price ?? 0) * 0.9
+    ///     try await tx.update(entities: [book])
     /// }
     /// ```
     @discardableResult
