@@ -74,6 +74,24 @@ public enum TestPostgres {
             throw error
         }
     }
+
+    /// Applies the migrations in `migrations` to an empty database and verifies `models` against the schema they
+    /// make: throws ``StructPostgresError/Code-swift.struct/schemaMismatch`` listing every mismatch. One line in a
+    /// test keeps models and migrations in step.
+    ///
+    /// ```swift
+    /// @Test func modelsMatchTheMigrations() async throws {
+    ///     try await TestPostgres.assertSchemaMatches(models: [BookModel.self, ReviewModel.self])
+    /// }
+    /// ```
+    public static func assertSchemaMatches(
+        models: [any EntityConvertible.Type], migrations: URL = URL(fileURLWithPath: "migrations")
+    ) async throws {
+        try await withDatabase { service in
+            try await Migrator(service: service, migrations: try MigrationSet(directory: migrations)).migrate()
+            try await service.verifySchema(of: models)
+        }
+    }
 }
 
 /// One database created for a test; drop it when done.

@@ -15,6 +15,10 @@ struct TableSchema: Sendable {
         /// The type without its modifier (`character varying[]`), for casts: a cast to `varchar(5)`
         /// would silently truncate, while the assignment to the column refuses a value too long.
         let castName: String
+        /// Declared `NOT NULL`.
+        var notNull = false
+        /// Filled by the server when an insert leaves it out: a default, an identity or a generated column.
+        var hasDefault = false
 
         var isArray: Bool { category == "A" }
 
@@ -97,7 +101,8 @@ struct TableSchema: Sendable {
 
     static let columnsSQL = """
         SELECT a.attname::text, format_type(a.atttypid, a.atttypmod), format_type(a.atttypid, NULL),
-               t.typname::text, t.typcategory::text, a.atttypmod
+               t.typname::text, t.typcategory::text, a.atttypmod, a.attnotnull,
+               a.atthasdef OR a.attidentity <> '' OR a.attgenerated <> ''
         FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
         WHERE a.attrelid = $1::oid AND a.attnum > 0 AND NOT a.attisdropped
         ORDER BY a.attnum

@@ -20,7 +20,7 @@ public struct StructPostgresError: Error, Sendable, CustomStringConvertible {
             case serializationFailure, deadlock, queryCancelled, poolTimeout, connectionLost
             case decoding, undefinedTable, undefinedColumn, invalidValue, unsupportedType
             case invalidConfiguration, transactionMisuse, server, client
-            case migrationFailed, migrationRefused, unsupportedPredicate
+            case migrationFailed, migrationRefused, unsupportedPredicate, schemaMismatch
         }
         private let backing: Backing
         private init(_ backing: Backing) { self.backing = backing }
@@ -63,6 +63,9 @@ public struct StructPostgresError: Error, Sendable, CustomStringConvertible {
         public static let migrationRefused = Self(.migrationRefused)
         /// A `#Predicate` expression that cannot be compiled to SQL; the message names the part.
         public static let unsupportedPredicate = Self(.unsupportedPredicate)
+        /// The models and the database's schema disagree (``PostgresAccess/verifySchema(of:)``); the message lists
+        /// every mismatch.
+        public static let schemaMismatch = Self(.schemaMismatch)
         /// Any other error PostgreSQL reported; see ``StructPostgresError/sqlState``.
         public static let server = Self(.server)
         /// Any other client-side failure.

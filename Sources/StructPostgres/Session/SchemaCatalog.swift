@@ -34,14 +34,16 @@ extension DatabaseSession {
         var columns: [String: TableSchema.Column] = [:]
         var order: [String] = []
         for row in try await run(columnsQuery) {
-            let (name, typeName, castName, baseName, category, typmod) = try row.decode((String, String, String, String, String, Int32).self)
+            let (name, typeName, castName, baseName, category, typmod, notNull, hasDefault) =
+                try row.decode((String, String, String, String, String, Int32, Bool, Bool).self)
             let hasLength = ["varchar", "bpchar"].contains(baseName) && typmod > 4
             let hasPrecision = baseName == "numeric" && typmod > 4
             columns[name] = .init(
                 name: name, typeName: typeName, baseName: baseName, category: category.first ?? "X",
                 maxLength: hasLength ? Int(typmod - 4) : nil,
                 numericPrecision: hasPrecision ? Self.numericPrecision(typmod) : nil,
-                castName: baseName == "bpchar" ? "bpchar" : baseName == "_bpchar" ? "bpchar[]" : castName)
+                castName: baseName == "bpchar" ? "bpchar" : baseName == "_bpchar" ? "bpchar[]" : castName,
+                notNull: notNull, hasDefault: hasDefault)
             order.append(name)
         }
         var keysQuery = Statement(sql: TableSchema.uniqueKeysSQL)

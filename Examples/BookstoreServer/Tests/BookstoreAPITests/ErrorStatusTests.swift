@@ -1,7 +1,9 @@
 @testable import BookstoreAPI
+import BookstoreModels
 import HTTPTypes
 import Hummingbird
 import StructPostgres
+import StructPostgresTesting
 import Testing
 
 /// A client's bad input is a 4xx; what only the server's own code or schema can cause is a 5xx.
@@ -16,5 +18,14 @@ import Testing
     ])
     func eachErrorHasTheStatusOfWhoseFaultItIs(code: StructPostgresError.Code, status: HTTPResponse.Status) {
         #expect(DatabaseErrorMiddleware<BasicRequestContext>.status(of: StructPostgresError(code, "x")) == status)
+    }
+}
+
+/// The models the routes read and write match the schema the migrations make.
+@Suite struct SchemaTests {
+    @Test func theModelsMatchTheMigrations() async throws {
+        try await TestPostgres.assertSchemaMatches(
+            models: [StoreModel.self, BookModel.self, AuthorModel.self, ReviewModel.self, UserModel.self],
+            migrations: ServerSettings.repositoryMigrations)
     }
 }
