@@ -16,7 +16,7 @@ extension OperationPath {
 
 /// One entity type against its table: the write path's own rules (the row encoder's columns, the value checker's
 /// types, the upsert's unique index, the relationships' resolution), applied to a stand-in entity.
-private struct SchemaComparison<E: EntityProtocol> {
+struct SchemaComparison<E: EntityProtocol> {
     let entity = "\(E.self)"
     let table = E.table
 

@@ -24,3 +24,19 @@ extension PostgresAccess {
         guard report.matches else { throw StructPostgresError(.schemaMismatch, report.description) }
     }
 }
+
+/// Drafting the migration a model change needs.
+extension PostgresAccess {
+    /// The migration that would make the schema match `models`, for review (see ``MigrationDraft``): `CREATE TABLE`
+    /// for a model without a table (its unique key as primary key, the foreign keys of its to-one relationships),
+    /// `ADD COLUMN` for a new property (nullable when the table has rows), `CREATE UNIQUE INDEX CONCURRENTLY` for a
+    /// unique key without an index, and a `-- review:` line for everything else. It never drops or changes a type.
+    ///
+    /// ```swift
+    /// let draft = try await service.draftMigration(for: [BookModel.self])
+    /// print(draft.files.first ?? "nothing to change")
+    /// ```
+    public func draftMigration(for models: [any EntityConvertible.Type]) async throws -> MigrationDraft {
+        try await operationPath.draftMigration(for: models)
+    }
+}
