@@ -21,7 +21,7 @@ actor ConnectionBudget {
     private var waiting: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
     /// Takes `count` connections of the budget, waiting for earlier tests to give theirs back; returns what it took.
-    func take(_ count: Int, admin: PostgresService, adminPool: Int) async throws -> Int {
+    func take(_ count: Int, admin: ConnectionSettings, adminPool: Int) async throws -> Int {
         let capacity = try await capacity(admin, adminPool: adminPool)
         let count = min(max(1, count), capacity)
         if waiting.isEmpty && used + count <= capacity {
@@ -41,15 +41,15 @@ actor ConnectionBudget {
         }
     }
 
-    private func capacity(_ admin: PostgresService, adminPool: Int) async throws -> Int {
+    private func capacity(_ admin: ConnectionSettings, adminPool: Int) async throws -> Int {
         if let capacity { return capacity }
-        let row = try await admin.query("""
+        let rows = try await AdminConnections.shared.run(on: admin) { try await $0.query("""
             SELECT current_setting('max_connections')::int
                    - current_setting('superuser_reserved_connections')::int
                    - coalesce(current_setting('reserved_connections', true)::int, 0),
                    (SELECT count(*)::int FROM pg_stat_activity WHERE backend_type = 'client backend')
-            """)[0]
-        let (available, open) = try row.decode((Int32, Int32).self)
+            """).map { try $0.decode((Int32, Int32).self) } }
+        let (available, open) = rows[0]
         let measured = max(8, Int(available) - Int(open) - adminPool - Self.margin)
         capacity = measured
         return measured

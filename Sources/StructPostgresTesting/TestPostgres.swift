@@ -107,11 +107,10 @@ public struct TestDatabase: Sendable {
     /// `max_connections`.
     public static func create(connections: Int = 6) async throws -> TestDatabase {
         let admin = try await TestPostgres.adminSettings()
-        let service = try await SharedServer.instance.adminService(admin)
-        let held = try await ConnectionBudget.shared.take(connections, admin: service, adminPool: SharedServer.adminPool)
+        let held = try await ConnectionBudget.shared.take(connections, admin: admin, adminPool: AdminConnections.limit)
         do {
             let name = "test_" + UUID().uuidString.prefix(13).replacingOccurrences(of: "-", with: "").lowercased()
-            try await service.execute(unsafeSQL: "CREATE DATABASE \(name) TEMPLATE template0")
+            try await AdminConnections.shared.run(on: admin) { try await $0.execute(unsafeSQL: "CREATE DATABASE \(name) TEMPLATE template0") }
             var settings = try await TestPostgres.pooler()?.settings ?? admin
             settings.database = name
             return TestDatabase(settings: settings, admin: admin, connections: ConnectionBudget.Share(held))
@@ -148,14 +147,10 @@ public struct TestDatabase: Sendable {
 
     /// Drops the database, closing any connection still open to it, and gives its connections back to the budget.
     public func drop() async throws {
-        try await Self.admin(admin) { try await $0.execute(unsafeSQL: "DROP DATABASE IF EXISTS \(settings.database) WITH (FORCE)") }
+        try await AdminConnections.shared.run(on: admin) {
+            try await $0.execute(unsafeSQL: "DROP DATABASE IF EXISTS \(settings.database) WITH (FORCE)")
+        }
         if connections.release() { await ConnectionBudget.shared.giveBack(connections.count) }
-    }
-
-    /// Runs `body` on the service that creates and drops the databases of `settings`' server: one per process,
-    /// so that tests starting together do not each open a connection of their own to create their database.
-    private static func admin(_ settings: ConnectionSettings, _ body: (PostgresService) async throws -> Void) async throws {
-        try await body(SharedServer.instance.adminService(settings))
     }
 }
 
@@ -184,27 +179,7 @@ actor SharedServer {
         return cluster
     }
 
-    /// Connections of the service that creates and drops databases.
-    static let adminPool = 16
     private var bouncer: LocalPgBouncer??
-    private var admins: [String: PostgresService] = [:]
-
-    /// A running service on `settings`, kept until the process ends. Tests starting together queue for its
-    /// connections, for as long as creating the databases of those before them takes.
-    func adminService(_ settings: ConnectionSettings) throws -> PostgresService {
-        let key = "\(settings.host):\(settings.port)/\(settings.database)"
-        if let service = admins[key] { return service }
-        var configuration = PostgresService.Configuration(
-            connection: settings, pool: PoolOptions(maxConnections: Self.adminPool, acquireTimeout: .seconds(600)))
-        // Its connections end with the cluster, when the process exits: nothing worth logging.
-        configuration.logger = Logger(label: "StructPostgresTesting.admin", factory: { _ in SwiftLogNoOpLogHandler() })
-        let service = try PostgresService(configuration: configuration)
-        // The harness's own service lives as long as the test process, past every test's scope: its run() (which owns
-        // all its work) is the one task here with no scope above it, ended by the process's exit.
-        Task.detached { try? await service.run() }
-        admins[key] = service
-        return service
-    }
 
     func pooler() throws -> LocalPgBouncer? {
         if let bouncer { return bouncer }
