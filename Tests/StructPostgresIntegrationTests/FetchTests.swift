@@ -54,7 +54,7 @@ import Testing
         try await withTables(BookSchema.create, pool: PoolOptions(maxConnections: 3)) { service, _ in
             try await service.update(entities: books)
             let (locked, lockTaken) = AsyncStream<Void>.makeStream()
-            let (unlock, unlocked) = AsyncStream<Void>.makeStream()
+            let (unlock, unlockNow) = AsyncStream<Void>.makeStream()
             let locker = Task {
                 try await service.transaction { tx in
                     _ = try await tx.query("LOCK TABLE books IN ACCESS EXCLUSIVE MODE")
@@ -66,19 +66,37 @@ import Testing
             let reader = Task {
                 try await service.fetch(Novel.self, where: filtered ? .equal("publisher", "Apress") : nil)
             }
+            func statementsWaitingForTheLock() async throws -> Int64 {
+                let rows = try await service.query(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'SELECT%books%'")
+                return try rows[0].decode(Int64.self)
+            }
             // Cancelled once its query waits for the lock on the server, not while it leases a connection.
             var waiting: Int64 = 0
             for _ in 0..<1000 where waiting == 0 {
                 try await Task.sleep(for: .milliseconds(20))
-                let rows = try await service.query(
-                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'SELECT%books%'")
-                waiting = try rows[0].decode(Int64.self)
+                waiting = try await statementsWaitingForTheLock()
             }
             #expect(waiting == 1)
+            // The lock is held until the call has ended: the cancellation, not the lock's release, must end it.
+            // (Released after 10 s all the same, so that a cancellation that does nothing fails the test, not hangs it.)
+            let cancelled = ContinuousClock.now
             reader.cancel()
-            unlocked.yield()
+            let valve = Task { try await Task.sleep(for: .seconds(10)); unlockNow.yield() }
+            let outcome = await reader.result
+            valve.cancel()
+            #expect(cancelled.duration(to: .now) < .seconds(5), "the cancelled fetch ended only when the lock was released")
+            if service.configuration.connection.poolMode == .session {
+                // The server stops the statement too (behind a transaction pooler only the connection is closed).
+                for _ in 0..<500 where waiting != 0 {
+                    try await Task.sleep(for: .milliseconds(20))
+                    waiting = try await statementsWaitingForTheLock()
+                }
+                #expect(waiting == 0, "the cancelled statement still waits for the lock on the server after 10 s")
+            }
+            unlockNow.yield()
             try await locker.value
-            let error = await #expect(throws: StructPostgresError.self) { try await reader.value }
+            let error = #expect(throws: StructPostgresError.self) { try outcome.get() }
             #expect(error?.code == .queryCancelled, "\(String(describing: error))")
             let all = try await service.fetch(Novel.self)
             #expect(all.count == books.count)
