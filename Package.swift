@@ -12,6 +12,7 @@ let package = Package(
     products: [
         .library(name: "StructPostgres", targets: ["StructPostgres"]),
         .library(name: "StructPostgresTesting", targets: ["StructPostgresTesting"]),
+        .library(name: "StructPostgresCommands", targets: ["StructPostgresCommands"]),
         .executable(name: "structpg", targets: ["structpg"]),
         .executable(name: "Bookstore", targets: ["Bookstore"]),
         .library(name: "BookstoreModels", targets: ["BookstoreModels"]),
@@ -41,13 +42,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .executableTarget(
-            name: "structpg",
+        .target(
+            name: "StructPostgresCommands",
             dependencies: [
                 "StructPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "structpg",
+            dependencies: ["StructPostgresCommands"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -63,7 +69,7 @@ let package = Package(
         .executableTarget(
             name: "Bookstore",
             dependencies: [
-                "StructPostgres", "StructPostgresTesting", "BookstoreModels",
+                "StructPostgres", "StructPostgresTesting", "StructPostgresCommands", "BookstoreModels",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -29,6 +29,8 @@ let package = Package(
             dependencies: [
                 "BookstoreAPI",
                 .product(name: "StructPostgresTesting", package: "StructPostgres"),
+                .product(name: "StructPostgresCommands", package: "StructPostgres"),
+                .product(name: "BookstoreModels", package: "StructPostgres"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),

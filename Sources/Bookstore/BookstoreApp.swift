@@ -2,15 +2,23 @@ import BookstoreModels
 import Foundation
 import Logging
 import StructPostgres
+import StructPostgresCommands
 import StructPostgresTesting
 
 /// The example app: writes the book store of the StructCoreData demo to PostgreSQL and reads it back.
 ///
 /// Uses `DATABASE_URL` when set; otherwise starts a throwaway PostgreSQL and stops it at the end. Behind a
 /// transaction pooler (`pool_mode=transaction`), `LISTEN_DATABASE_URL` gives the server's own address for the live view.
+///
+/// With arguments it runs the command line of StructPostgres with the book store's models instead:
+/// `swift run Bookstore schema verify`, `swift run Bookstore migrate draft add_isbn`, `swift run Bookstore migrate up`.
 @main
 struct BookstoreApp {
     static func main() async {
+        if CommandLine.arguments.count > 1 {
+            await StructPG.main(models: BookstoreSchema.models)
+            return
+        }
         do {
             try await run()
         } catch {

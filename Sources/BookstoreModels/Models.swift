@@ -4,6 +4,13 @@ import StructPostgres
 /// The book store's models, ported from the StructCoreData demo: structs in the business logic,
 /// entities (rows) at the edge, relationships loaded with the rows. Shared by the example app (`Bookstore`), the
 /// web service (`Examples/BookstoreServer`) and the tests.
+public enum BookstoreSchema {
+    /// Every model the book store stores: what `schema verify`, `migrate draft` and the schema tests compare with
+    /// the database.
+    public static let models: [any EntityConvertible.Type] = [StoreModel.self, BookModel.self, AuthorModel.self, ReviewModel.self, UserModel.self]
+}
+
+/// A user's role.
 public enum Role: String, Codable, Sendable {
     case reader, critic, admin
 }

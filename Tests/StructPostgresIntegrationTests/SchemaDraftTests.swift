@@ -94,7 +94,7 @@ private struct VolumeWithIsbn: StoredModel {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("structpg-draft-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let models: [any EntityConvertible.Type] = [StoreModel.self, BookModel.self, AuthorModel.self, ReviewModel.self, UserModel.self]
+        let models = BookstoreSchema.models
         try await withTables { service, _ in
             let draft = try await service.draftMigration(for: models)
             print(draft.files.joined(separator: "\n"))

@@ -43,7 +43,7 @@ private let ddl = [
 @Suite struct SchemaVerificationTests {
     @Test func theBookStoresModelsMatchTheMigratedSchema() async throws {
         try await withBookstore { service, _ in
-            let report = try await service.schemaReport(for: [StoreModel.self, BookModel.self, AuthorModel.self, ReviewModel.self, UserModel.self])
+            let report = try await service.schemaReport(for: BookstoreSchema.models)
             #expect(report.matches, "\(report)")
             try await service.verifySchema(of: [BookModel.self])
         }
@@ -111,7 +111,7 @@ private let ddl = [
 @Suite struct SchemaTestHelperTests {
     @Test func theBookStoresModelsMatchItsMigrations() async throws {
         try await TestPostgres.assertSchemaMatches(
-            models: [StoreModel.self, BookModel.self, AuthorModel.self, ReviewModel.self, UserModel.self], migrations: repositoryMigrations)
+            models: BookstoreSchema.models, migrations: repositoryMigrations)
     }
 
     @Test func aModelTheMigrationsDoNotCoverFailsTheAssertionByName() async throws {

@@ -133,17 +133,19 @@ private enum Ending: Sendable, CustomStringConvertible {
             // Every connection was closed by the client when run() returned; a backend ends once it has read the
             // client's goodbye, a moment later on a loaded machine.
             let open = try await PostgresService.withService(configuration: .init(connection: database.settings)) { inspector in
-                var open: Int64 = -1
+                var open: [String] = []
                 for _ in 0..<100 {
                     open = try await inspector.query("""
-                        SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
-                        """)[0].decode(Int64.self)
-                    if open == 0 { break }
+                        SELECT format('pid %s, %s, since %s, waiting for %s/%s: %s', pid, state, backend_start - now(),
+                                      wait_event_type, wait_event, left(query, 120))
+                        FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+                        """).map { try $0.decode(String.self) }
+                    if open.isEmpty { break }
                     try await Task.sleep(for: .milliseconds(50))
                 }
                 return open
             }
-            #expect(open == 0, "backends of the stopped service still there 5 s after run() returned: \(open)")
+            #expect(open.isEmpty, "backends of the stopped service still there 5 s after run() returned: \(open)")
         }
         try await database.drop()
     }

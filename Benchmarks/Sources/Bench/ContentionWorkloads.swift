@@ -10,7 +10,7 @@ import Synchronization
 extension Bench {
     func contendedUpserts(_ report: inout Report) async throws {
         let (tasks, perTask, connections) = (64, options.singles / 20, 8)
-        for variant in ["8 held connections", "a lease per call"] {
+        for variant in ["8 held connections", "a lease per call", "8 queued connections"] {
             let workload = "W4b \(tasks) tasks x \(perTask) upserts, against \(variant)"
             let throughput = try await rounds(options.shortRounds, fluent: false) { contender in
                 try await seed(books: tasks * perTask / 2)
@@ -27,6 +27,28 @@ extension Bench {
                                             let index = next.value.add(1, ordering: .relaxed).oldValue
                                             guard index < tasks * perTask else { return }
                                             try await hand.upsertOne(BenchData.book(index, authors: options.authors, version: 6), on: connection)
+                                        }
+                                    }
+                                }
+                            }
+                            try await group.waitForAll()
+                        }
+                    case (.handWritten, "8 queued connections"):
+                        let (hand, options) = (self.hand, self.options)
+                        try await withThrowingTaskGroup(of: Void.self) { group in
+                            for holder in 0..<connections {
+                                group.addTask {
+                                    try await hand.client.withConnection { connection in
+                                        try await withThrowingTaskGroup(of: Void.self) { inner in
+                                            for sub in 0..<(tasks / connections) {
+                                                inner.addTask {
+                                                    let task = holder * (tasks / connections) + sub
+                                                    for index in 0..<perTask {
+                                                        try await hand.upsertOne(BenchData.book(task * perTask + index, authors: options.authors, version: 6), on: connection)
+                                                    }
+                                                }
+                                            }
+                                            try await inner.waitForAll()
                                         }
                                     }
                                 }

@@ -1,12 +1,21 @@
 import BookstoreAPI
 import Foundation
 import Logging
+import BookstoreModels
 import StructPostgres
+import StructPostgresCommands
 import StructPostgresTesting
 
 // The book store as a web service. `DATABASE_URL`, or libpq's PG* variables, say where PostgreSQL is; with neither
 // a throwaway local cluster is started and removed on exit. `HOST`, `PORT` (8080) and `MIGRATIONS_DIR` are
 // optional. SIGTERM or SIGINT stops it gracefully.
+//
+// With arguments, it runs the command line of StructPostgres with the book store's models instead:
+// `swift run BookstoreServer schema verify`, `swift run BookstoreServer migrate draft add_isbn`, `... migrate up`.
+if CommandLine.arguments.count > 1 {
+    await StructPG.main(models: BookstoreSchema.models)
+    exit(0)
+}
 var logger = Logger(label: "bookstore-server")
 logger.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
 do {

@@ -25,7 +25,7 @@ import Testing
 @Suite struct SchemaTests {
     @Test func theModelsMatchTheMigrations() async throws {
         try await TestPostgres.assertSchemaMatches(
-            models: [StoreModel.self, BookModel.self, AuthorModel.self, ReviewModel.self, UserModel.self],
+            models: BookstoreSchema.models,
             migrations: ServerSettings.repositoryMigrations)
     }
 }

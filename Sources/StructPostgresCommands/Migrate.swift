@@ -5,7 +5,7 @@ import StructPostgres
 struct Migrate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Apply, revert and inspect migrations.",
-        subcommands: [Up.self, Down.self, Status.self, New.self, Verify.self, Redo.self, Repair.self, Baseline.self, Dump.self])
+        subcommands: [Up.self, Down.self, Status.self, New.self, Draft.self, Verify.self, Redo.self, Repair.self, Baseline.self, Dump.self])
 
     struct Up: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Apply pending migrations, up to the latest or --to.")
@@ -130,6 +130,10 @@ struct Migrate: AsyncParsableCommand {
         @Flag(help: "Number the file after the highest version in the folder (0008_name.sql) instead.") var sequential = false
 
         func validate() throws {
+            try Self.validate(name: name)
+        }
+
+        static func validate(name: String) throws {
             guard Migration.parseFileName("0_\(name).sql") != nil else {
                 throw ValidationError("'\(name)' must hold only ASCII letters, digits, '_' and '-'")
             }
@@ -137,16 +141,6 @@ struct Migrate: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingFailures {
-                let directory = URL(fileURLWithPath: options.migrationsDirectory)
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-                let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
-                let versions = names.compactMap { name in Migration.parseFileName(name).map { (name, $0.0) } }
-                if sequential, let newest = versions.max(by: { $0.1 < $1.1 }), newest.1 > 99_999_999 {
-                    throw StructPostgresError(
-                        .migrationRefused,
-                        "--sequential numbers a migration after the newest in the folder, but \(newest.0) is named by a timestamp: a number after it would look like one. Leave out --sequential to name it by the time, as the folder's other files")
-                }
-                let fileName = sequential ? Self.sequentialName(name, after: versions) : Self.timestampName(name, after: versions.map(\.1))
                 let template = """
                     -- migrate:up
 
@@ -154,12 +148,32 @@ struct Migrate: AsyncParsableCommand {
                     -- migrate:down
 
                     """
+                let url = try Self.reserve([name], in: options.migrationsDirectory, sequential: sequential)[0]
+                try template.write(to: url, atomically: true, encoding: .utf8)
+                print(url.path)
+            }
+        }
+
+        /// The files for the next migrations named `names`, in order, in `folder` (created if missing): refuses a
+        /// name that exists already, and `sequential` in a folder named by timestamps.
+        static func reserve(_ names: [String], in folder: String, sequential: Bool) throws -> [URL] {
+            let directory = URL(fileURLWithPath: folder)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            var versions = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+                .compactMap { name in Migration.parseFileName(name).map { (name, $0.0) } }
+            if sequential, let newest = versions.max(by: { $0.1 < $1.1 }), newest.1 > 99_999_999 {
+                throw StructPostgresError(
+                    .migrationRefused,
+                    "--sequential numbers a migration after the newest in the folder, but \(newest.0) is named by a timestamp: a number after it would look like one. Leave out --sequential to name it by the time, as the folder's other files")
+            }
+            return try names.map { name in
+                let fileName = sequential ? sequentialName(name, after: versions) : timestampName(name, after: versions.map(\.1))
                 let url = directory.appendingPathComponent(fileName)
                 guard !FileManager.default.fileExists(atPath: url.path) else {
                     throw StructPostgresError(.migrationRefused, "\(fileName) exists already")
                 }
-                try template.write(to: url, atomically: true, encoding: .utf8)
-                print(url.path)
+                versions.append((fileName, Migration.parseFileName(fileName)!.0))
+                return url
             }
         }
 

@@ -107,13 +107,13 @@ func reportingFailures(_ body: () async throws -> Void) async throws {
     do {
         try await body()
     } catch let error as StructPostgresError {
-        var line = "structpg: \(error.message)"
+        var line = "\(StructPG.commandName): \(error.message)"
         if let file = error.file, !error.message.hasPrefix(file) { line += " (\(file)\(error.line.map { ":\($0)" } ?? ""))" }
         if let state = error.sqlState { line += " [SQLSTATE \(state)]" }
         // PgBouncer reports a database it does not know as a protocol violation (08P01).
         let missingDatabase = error.sqlState == "3D000"
             || (error.sqlState == "08P01" && error.message.contains("database") && error.message.contains("does not exist"))
-        if missingDatabase { line += "; create it with `structpg db create`" }
+        if missingDatabase { line += "; create it with `\(StructPG.commandName) db create`" }
         if error.code == .connectionLost && !ConnectionOptions.configured {
             line += "; nothing says where the database is, so the defaults were tried: set DATABASE_URL (postgres://USER@HOST:PORT/DATABASE, a password after USER:), pass --database-url, or set PGHOST and PGDATABASE"
         }
@@ -121,7 +121,7 @@ func reportingFailures(_ body: () async throws -> Void) async throws {
     } catch let error as ExitCode {
         throw error
     } catch {
-        fail("structpg: \(error)")
+        fail("\(StructPG.commandName): \(error)")
     }
 }
 
