@@ -113,3 +113,13 @@ if command -v python3 >/dev/null 2>&1; then
 else
   echo "test.sh: SKIPPED scripts/check-docs and scripts/check-api: python3 is not installed"
 fi
+# Last, the unit tests under the thread sanitizer: the engine's locks, atomics and `@unchecked Sendable` types, and
+# the pool's state machine driven from many tasks. Only Swift code is instrumented (-Xswiftc -sanitize=thread), so
+# that the C libraries (BoringSSL, NIO's shims) are not compiled a second time; a report fails the pass.
+if [ "${STRUCTPG_SKIP_TSAN:-}" != 1 ]; then
+  echo "test.sh: the unit tests under the thread sanitizer"
+  swift build "${scratch[@]}" --build-tests -Xswiftc -sanitize=thread -Xswiftc -DSTRUCTPG_THREAD_SANITIZER
+  TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" run_pass 5 "${scratch[@]}" --skip-build --filter StructPostgresTests
+else
+  echo "test.sh: SKIPPED the thread sanitizer pass: STRUCTPG_SKIP_TSAN=1"
+fi

@@ -16,7 +16,7 @@ public enum ColumnNaming: Sendable {
     }
 
     /// Coding keys are few and converted for every row: convert each once.
-    private static let converted = Mutex<[String: String]>([:])
+    private static let converted = Guarded<[String: String]>([:])
 
     private static func cachedSnakeCase(_ key: String) -> String {
         if let known = converted.withLock({ $0[key] }) { return known }

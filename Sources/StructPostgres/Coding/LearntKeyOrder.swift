@@ -4,7 +4,7 @@ import Synchronization
 /// select of every column: learnt from the first result decoded, so that later results find each key by one
 /// comparison instead of working out its column. A key asked out of order is still found the slow way.
 final class LearntKeyOrder: Sendable {
-    private let learnt = Mutex<[(key: String, index: Int?)]?>(nil)
+    private let learnt = Guarded<[(key: String, index: Int?)]?>(nil)
 
     var keys: [(key: String, index: Int?)]? { learnt.withLock { $0 } }
 

@@ -93,7 +93,7 @@ struct RowEncoder {
     }
 
     /// The shapes learnt from the first encoded row of each entity type, read by every later encoding of it.
-    private static let learntShapes = Mutex<[ObjectIdentifier: Shape]>([:])
+    private static let learntShapes = Guarded<[ObjectIdentifier: Shape]>([:])
 
     static func learntShape<E>(of type: E.Type) -> Shape? { learntShapes.withLock { $0[ObjectIdentifier(type)] } }
 

@@ -61,7 +61,7 @@ final class BackgroundTasks: Sendable {
             case cancelled
         }
 
-        private let state = Mutex(State.running)
+        private let state = Guarded(State.running)
 
         func cancel() {
             let waiting = state.withLock { state -> CheckedContinuation<Void, Never>? in

@@ -41,7 +41,7 @@ final class ChangeListener: Sendable {
         var stopped = false
     }
 
-    private let state = Mutex(State())
+    private let state = Guarded(State())
     private let connect: @Sendable () async throws -> PostgresConnection
     /// Sends a notification on a channel from another session than the listening one.
     private let notify: @Sendable (String) async throws -> Void

@@ -27,9 +27,9 @@ final class ConnectionPool: Sendable {
     let failsFast: Bool
     /// Signalled when ``run()`` starts (it may have stopped since).
     let started = ReleaseSignal()
-    private let state: Mutex<Locked>
+    private let state: Guarded<Locked>
     private let ids = Atomic(0)
-    private let upstreamBox = Mutex<Upstream?>(nil)
+    private let upstreamBox = Guarded<Upstream?>(nil)
 
     private struct Locked {
         var machine: Machine
@@ -57,7 +57,7 @@ final class ConnectionPool: Sendable {
         _ = try settings.connectionConfiguration()
         canceller = StatementCanceller(
             settings: settings, connectTimeout: settings.connectTimeout ?? options.connectTimeout, logger: logger, background: background)
-        state = Mutex(Locked(machine: Machine(.init(
+        state = Guarded(Locked(machine: Machine(.init(
             maximum: options.maxConnections, keepIdleFor: options.keepIdleConnectionsFor,
             acquireTimeout: options.acquireTimeout, failsFast: failsFast))))
         var configuration = ConnectionPoolConfiguration()

@@ -12,10 +12,10 @@ final class ConnectionRouter: Sendable {
     let replicas: [Replica]
     let attributes: TargetSessionAttributes
     let logger: Logger
-    private let chosen: Mutex<Int?>
+    private let chosen: Guarded<Int?>
     /// A primary was found once: a later search that finds none is a failover in progress, worth waiting for.
     private let found = Atomic(false)
-    private let discovery = Mutex<Task<Int, any Error>?>(nil)
+    private let discovery = Guarded<Task<Int, any Error>?>(nil)
     private let turn = Atomic(0)
     private let health: ReplicaHealth?
 
@@ -36,7 +36,7 @@ final class ConnectionRouter: Sendable {
             }
         }
         // One host taken as it is needs no check.
-        chosen = Mutex(endpoints.count == 1 && attributes == .any ? 0 : nil)
+        chosen = Guarded(endpoints.count == 1 && attributes == .any ? 0 : nil)
         health = replicas.isEmpty ? nil : ReplicaHealth(
             maxLag: configuration.maxReplicaLag, interval: configuration.replicaCheckInterval, logger: configuration.logger)
     }

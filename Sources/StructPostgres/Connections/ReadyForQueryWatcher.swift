@@ -119,7 +119,7 @@ extension ReadyForQueryWatcher {
         let watcher: ReadyForQueryWatcher?
     }
 
-    private static let installed = Mutex<[ObjectIdentifier: Installed]>([:])
+    private static let installed = Guarded<[ObjectIdentifier: Installed]>([:])
 
     /// The watcher of `connection`, placed on first use; `nil` when it cannot be placed (PostgresNIO's channel
     /// is out of reach). On the connection's event loop, while no statement is in flight on it.

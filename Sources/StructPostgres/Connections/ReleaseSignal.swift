@@ -6,7 +6,7 @@ final class ReleaseSignal: Sendable {
         case pending([CheckedContinuation<Void, Never>])
         case signalled
     }
-    private let state = Mutex<State>(.pending([]))
+    private let state = Guarded<State>(.pending([]))
 
     var isSignalled: Bool {
         state.withLock { if case .signalled = $0 { true } else { false } }

@@ -13,11 +13,11 @@ final class Replica: Sendable {
     }
 
     let pool: ConnectionPool
-    private let current = Mutex(State.up)
+    private let current = Guarded(State.up)
     /// WAL the replica had received but not replayed when first seen so, and when: the lag is how long replaying it
     /// takes (PostgreSQL's `pg_last_xact_replay_timestamp()` is null until a transaction is replayed, and after an
     /// idle spell measures the idleness).
-    private let pending = Mutex<(lsn: UInt64, since: ContinuousClock.Instant)?>(nil)
+    private let pending = Guarded<(lsn: UInt64, since: ContinuousClock.Instant)?>(nil)
 
     init(pool: ConnectionPool) { self.pool = pool }
 

@@ -26,7 +26,7 @@ final class StatementCanceller: Sendable {
         let checksClient: Bool
     }
 
-    private let backends = Mutex<[PostgresConnection.ID: Backend]>([:])
+    private let backends = Guarded<[PostgresConnection.ID: Backend]>([:])
     private let settings: ConnectionSettings
     private let connectTimeout: Duration
     private let logger: Logger

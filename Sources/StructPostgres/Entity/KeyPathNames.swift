@@ -11,7 +11,7 @@ enum KeyPathNames {
     }
 
     /// Each type's stored fields, by offset: the first field at an offset (an empty field shares its offset).
-    private static let cache = Mutex<[ObjectIdentifier: [Int: Field]]>([:])
+    private static let cache = Guarded<[ObjectIdentifier: [Int: Field]]>([:])
 
     private static func fields<Root>(of root: Root.Type) -> [Int: Field] {
         cache.withLock { cache in

@@ -22,7 +22,7 @@ final class TableEntities<Entity: EntityProtocol>: RegisteredTable {
 /// Whether an entity type has a relationship through a join table, learnt once per type: a single-row write
 /// asks it on every call, and building a type's `relationships` is not free.
 enum JoinTableRelationships {
-    private static let known = Mutex<[ObjectIdentifier: Bool]>([:])
+    private static let known = Guarded<[ObjectIdentifier: Bool]>([:])
 
     static func exist<E: EntityProtocol>(in type: E.Type) -> Bool {
         let id = ObjectIdentifier(E.self)

@@ -245,7 +245,7 @@ final class RunningOperation: Sendable {
     private let span: (any Span)?
     private let metrics: (any MetricsFactory)?
     private let start = ContinuousClock.now
-    private let ended = Mutex(false)
+    private let ended = Guarded(false)
 
     fileprivate init(telemetry: Telemetry, operation: Operation, span: (any Span)?, metrics: (any MetricsFactory)?) {
         self.telemetry = telemetry

@@ -10,7 +10,7 @@ final class ChangeSignal: Sendable {
         var waiter: CheckedContinuation<Bool, any Error>?
     }
 
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     func notify() {
         let waiter = state.withLock { state -> CheckedContinuation<Bool, any Error>? in

@@ -16,7 +16,7 @@ final class SharedObservation<Model: EntityConvertible>: Sendable {
         var generation = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Guarded(State())
     private let key: ObservationKey
     private let registry: ObservationRegistry
 
@@ -122,7 +122,7 @@ struct ObservationKey: Hashable, Sendable {
 
 /// The shared observations of one service, by query.
 final class ObservationRegistry: Sendable {
-    private let observations = Mutex<[ObservationKey: any AnyObject & Sendable]>([:])
+    private let observations = Guarded<[ObservationKey: any AnyObject & Sendable]>([:])
 
     /// The shared observation of `key`, made when it is the first.
     func observation<Model: EntityConvertible>(_ key: ObservationKey, of type: Model.Type) -> SharedObservation<Model> {

@@ -141,7 +141,7 @@ final class ChangeInbox: Sendable {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = Guarded(State())
     private let limit: Int?
 
     init(limit: Int?) { self.limit = limit }

@@ -7,7 +7,7 @@ final class TransactionState: Sendable {
 
     let session: DatabaseSession
     let depth: Int
-    private let phase = Mutex<Phase>(.active)
+    private let phase = Guarded<Phase>(.active)
     /// Counts the cursors declared in the whole transaction, nested savepoints included, to name them apart.
     private let cursors: Cursors
 

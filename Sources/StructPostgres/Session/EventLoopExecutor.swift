@@ -20,7 +20,7 @@ final class EventLoopExecutor: TaskExecutor, Sendable {
         eventLoop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 
-    private static let executors = Mutex<[ObjectIdentifier: EventLoopExecutor]>([:])
+    private static let executors = Guarded<[ObjectIdentifier: EventLoopExecutor]>([:])
 
     /// The executor of `eventLoop`, one per loop.
     static func of(_ eventLoop: any EventLoop) -> EventLoopExecutor {

@@ -38,7 +38,7 @@ final class PreparedStatementRegistry: Sendable {
         var issued = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     /// The name for `key`, or `nil` when the registry is full.
     func name(for key: Key) -> String? {

@@ -37,8 +37,8 @@ final class SessionContext: Sendable {
 
 /// The table layouts and entity descriptions read from the catalog, kept until ``forget()``.
 final class CatalogCache: Sendable {
-    private let schemas = Mutex<[String: TableSchema]>([:])
-    private let descriptions = Mutex<[ObjectIdentifier: EntityDescription]>([:])
+    private let schemas = Guarded<[String: TableSchema]>([:])
+    private let descriptions = Guarded<[ObjectIdentifier: EntityDescription]>([:])
     /// Counts ``forget()`` calls. What was derived from the catalog before the latest one is not cached: the
     /// stores check it under their lock, after which the next forget clears them.
     private let generationCounter = Atomic(0)

@@ -65,7 +65,7 @@ final class CoalescingLane<E: EntityProtocol>: Sendable {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = Guarded(State())
     private let settings: WriteCoalescing
     private let background: BackgroundTasks
 

@@ -5,8 +5,8 @@ import Synchronization
 /// `forgetSchemaCache()` is not kept.
 final class UpsertCache: Sendable {
     private let catalog: CatalogCache
-    private let texts = Mutex<[UpsertShape: String]>([:])
-    private let singleRowPlans = Mutex<[SingleRowUpsertPlan.Key: SingleRowUpsertPlan]>([:])
+    private let texts = Guarded<[UpsertShape: String]>([:])
+    private let singleRowPlans = Guarded<[SingleRowUpsertPlan.Key: SingleRowUpsertPlan]>([:])
 
     /// How many statement texts, and how many single-row plans, are kept; beyond that the cache starts again.
     static let capacity = 512

@@ -6,7 +6,7 @@ final class WriteCoalescer: Sendable {
     let settings: WriteCoalescing
     /// Whether calls coalesce unless their options say otherwise.
     let byDefault: Bool
-    private let lanes = Mutex<[SingleRowUpsertPlan.Key: any Sendable]>([:])
+    private let lanes = Guarded<[SingleRowUpsertPlan.Key: any Sendable]>([:])
     private let background: BackgroundTasks
 
     init(configured: WriteCoalescing?, background: BackgroundTasks) {
