@@ -15,7 +15,8 @@ final class ConnectionRouter: Sendable {
     private let chosen: Guarded<Int?>
     /// A primary was found once: a later search that finds none is a failover in progress, worth waiting for.
     private let found = Atomic(false)
-    private let discovery = Guarded<Task<Int, any Error>?>(nil)
+    private let search = Guarded(PrimarySearch())
+    private let searchIDs = Atomic(0)
     private let turn = Atomic(0)
     private let health: ReplicaHealth?
 
@@ -47,17 +48,49 @@ final class ConnectionRouter: Sendable {
     /// The primary's pool: the host chosen before, or the first that fits, looked for now.
     func primary() async throws -> ConnectionPool {
         if let index = chosen.withLock({ $0 }) { return hosts[index] }
-        let task = discovery.withLock { running -> Task<Int, any Error> in
-            if let running { return running }
-            let started = Task { [self] in try await discover() }
-            running = started
-            return started
-        }
-        defer { discovery.withLock { if $0 == task { $0 = nil } } }
-        let index = try await task.value
+        let index = try await searchOnce()
         chosen.withLock { $0 = index }
         found.store(true, ordering: .relaxed)
         return hosts[index]
+    }
+
+    /// One search for the primary at a time, in the task of the caller that started it; callers arriving meanwhile
+    /// wait for its answer. A search ended by its own caller's cancellation answers nobody else: one of them searches.
+    private func searchOnce() async throws -> Int {
+        while true {
+            let leads = search.withLock { search in
+                defer { search.running = true }
+                return !search.running
+            }
+            if leads {
+                let result: Result<Int, any Error>
+                do { result = .success(try await discover()) } catch { result = .failure(error) }
+                let waiting = search.withLock { search in
+                    defer { search = PrimarySearch() }
+                    return Array(search.waiting.values)
+                }
+                let cancelledItself = Task.isCancelled && (try? result.get()) == nil
+                for continuation in waiting { continuation.resume(with: cancelledItself ? .failure(PrimarySearch.Again()) : result) }
+                return try result.get()
+            }
+            let id = searchIDs.add(1, ordering: .relaxed).newValue
+            do {
+                return try await withTaskCancellationHandler {
+                    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int, any Error>) in
+                        let waits = search.withLock { search -> Bool in
+                            guard search.running, !Task.isCancelled else { return false }
+                            search.waiting[id] = continuation
+                            return true
+                        }
+                        if !waits { continuation.resume(throwing: Task.isCancelled ? CancellationError() : PrimarySearch.Again()) }
+                    }
+                } onCancel: {
+                    search.withLock { $0.waiting.removeValue(forKey: id) }?.resume(throwing: CancellationError())
+                }
+            } catch is PrimarySearch.Again {
+                continue
+            }
+        }
     }
 
     /// The pool for a read outside a transaction: the next usable replica, or the primary.
@@ -179,4 +212,13 @@ struct HostRole: Sendable, CustomStringConvertible {
     }
 
     var description: String { inRecovery ? "a standby (in recovery)" : readOnly ? "read-only" : "a read-write primary" }
+}
+
+/// The search for the primary under way: whether one runs, and the callers waiting for its answer.
+private struct PrimarySearch {
+    /// The search ended without an answer for the waiting callers (its caller was cancelled): look again.
+    struct Again: Error {}
+
+    var running = false
+    var waiting: [Int: CheckedContinuation<Int, any Error>] = [:]
 }
