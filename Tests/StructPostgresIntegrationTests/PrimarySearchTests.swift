@@ -4,9 +4,9 @@ import StructPostgresTesting
 import Testing
 
 /// With several hosts, the first calls look for the primary: one search, in the task of the call that started it,
-/// answers the calls that arrive meanwhile; when that call is cancelled, another searches.
+/// answers the calls that arrive meanwhile, also when that call is cancelled (its connection attempt still ends).
 @Suite struct PrimarySearchTests {
-    @Test func callsWaitingForASearchWhoseCallerIsCancelledSearchAgainAndFindThePrimary() async throws {
+    @Test func callsWaitingForASearchGetItsAnswerThoughTheCallThatSearchesIsCancelled() async throws {
         let database = try await TestDatabase.create()
         let silent = try SilentListener()
         // First a host that takes connections and never answers (each attempt waits for connect_timeout), then the
