@@ -71,6 +71,8 @@ final class ConnectionRouter: Sendable {
                 }
                 let cancelledItself = Task.isCancelled && (try? result.get()) == nil
                 for continuation in waiting { continuation.resume(with: cancelledItself ? .failure(PrimarySearch.Again()) : result) }
+                // Its caller was cancelled: that, not what the search ran into meanwhile, ends the call.
+                if cancelledItself { throw StructPostgresError.from(CancellationError(), sql: nil) }
                 return try result.get()
             }
             let id = searchIDs.add(1, ordering: .relaxed).newValue
