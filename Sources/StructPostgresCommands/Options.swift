@@ -81,10 +81,7 @@ func withMigrator(
                 + "would run, and `migrate up` applies nothing until it is fixed"
             unreadable = error
         }
-        let configuration = PostgresService.Configuration(
-            connection: try connection.settings(),
-            pool: PoolOptions(maxConnections: 2, acquireTimeout: .seconds(15)), logger: connection.logger)
-        try await PostgresService.withService(configuration: configuration) { service in
+        try await withService(connection) { service in
             var migratorOptions = Migrator.Options(
                 allowOutOfOrder: allowOutOfOrder, lockTimeout: .seconds(options.lockTimeout),
                 historyTable: options.historyTable, dryRun: dryRun)
@@ -100,6 +97,14 @@ func withMigrator(
         }
         if let unreadable { throw unreadable }
     }
+}
+
+/// Runs `body` with a service on the connection the options name (two connections at most).
+func withService(_ connection: ConnectionOptions, _ body: (PostgresService) async throws -> Void) async throws {
+    let configuration = PostgresService.Configuration(
+        connection: try connection.settings(),
+        pool: PoolOptions(maxConnections: 2, acquireTimeout: .seconds(15)), logger: connection.logger)
+    try await PostgresService.withService(configuration: configuration, body)
 }
 
 /// Prints a failure as one line on stderr and exits non-zero.

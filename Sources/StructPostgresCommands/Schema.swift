@@ -63,11 +63,3 @@ extension StructPG {
             "`\(command)` needs the app's models, which the structpg binary cannot see: run it from the app's own executable, whose main calls `StructPG.main(models: [...])` (import StructPostgresCommands)")
     }
 }
-
-/// Runs `body` with a service on the connection the options name (two connections at most).
-func withService(_ connection: ConnectionOptions, _ body: (PostgresService) async throws -> Void) async throws {
-    let configuration = PostgresService.Configuration(
-        connection: try connection.settings(),
-        pool: PoolOptions(maxConnections: 2, acquireTimeout: .seconds(15)), logger: connection.logger)
-    try await PostgresService.withService(configuration: configuration, body)
-}
