@@ -181,6 +181,9 @@ final class ConnectionPool: Sendable {
     private struct Effects {
         var answers: [(CheckedContinuation<PostgresConnection, any Error>, Result<PostgresConnection, StructPostgresError>)] = []
         var releaseUpstream: [PostgresConnection] = []
+        /// The pool has stopped: what is given back is closed here too, since PostgresNIO's pool may have stopped
+        /// already and would then never close it (a stream's connection given back after the stop stayed open).
+        var closeReleased = false
         var requests: [UpstreamRequest] = []
     }
 
@@ -191,7 +194,7 @@ final class ConnectionPool: Sendable {
     }
 
     private func prepare(_ actions: Machine.Actions, _ locked: inout Locked) -> Effects {
-        var effects = Effects(releaseUpstream: actions.releaseUpstream)
+        var effects = Effects(releaseUpstream: actions.releaseUpstream, closeReleased: !locked.machine.isRunning)
         guard !actions.isEmpty else { return effects }
         if let due = actions.armTimer { arm(due, &locked) }
         effects.requests = (0..<actions.requestUpstream).map { _ in UpstreamRequest(id: ids.add(1, ordering: .relaxed).newValue, pool: self) }
@@ -207,7 +210,10 @@ final class ConnectionPool: Sendable {
 
     private func perform(_ effects: Effects) {
         for (continuation, answer) in effects.answers { continuation.resume(with: answer) }
-        for connection in effects.releaseUpstream { upstream.releaseConnection(connection) }
+        for connection in effects.releaseUpstream {
+            upstream.releaseConnection(connection)
+            if effects.closeReleased { connection.close().whenComplete { _ in } }
+        }
         if !effects.requests.isEmpty { upstream.leaseConnections(effects.requests) }
     }
 

@@ -97,6 +97,8 @@ struct LeaseStateMachine<Connection: AnyObject, Failure> {
     }
 
     var kept: Int { idle.count + inUse }
+    /// Whether the pool still hands out connections (until ``shutDown()``).
+    var isRunning: Bool { running }
     var idleCount: Int { idle.count }
     var waiting: Int { waiters.count }
 
