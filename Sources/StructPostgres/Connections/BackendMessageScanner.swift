@@ -14,8 +14,8 @@ struct BackendMessageScanner {
         case ready(UInt8)
     }
 
-    /// The message types a server sends after startup.
-    private static let types: Set<UInt8> = Set("RK23CdcGHWDIEVvnNAtS1sZT".utf8)
+    /// The message types a server sends after startup, by type byte.
+    private static let types: [Bool] = (0...255).map { "RK23CdcGHWDIEVvnNAtS1sZT".utf8.contains(UInt8($0)) }
     /// An error's body is collected up to this size; a longer one (which PostgreSQL never sends) is cut.
     private static let maximumErrorBody = 1 << 16
 
@@ -43,19 +43,29 @@ struct BackendMessageScanner {
                     if remaining == 0 { finish(handle) }
                     continue
                 }
+                if header.isEmpty, bytes.count - index >= 5 {
+                    // The usual case: a whole header in these bytes.
+                    let length = Int(bytes[index + 1]) << 24 | Int(bytes[index + 2]) << 16 | Int(bytes[index + 3]) << 8 | Int(bytes[index + 4])
+                    begin(type: bytes[index], length: length, handle)
+                    index += 5
+                    continue
+                }
                 header.append(bytes[index])
                 index += 1
-                if header.count == 5 { begin(handle) }
+                if header.count == 5 {
+                    let length = Int(header[1]) << 24 | Int(header[2]) << 16 | Int(header[3]) << 8 | Int(header[4])
+                    let type = header[0]
+                    header.removeAll(keepingCapacity: true)
+                    begin(type: type, length: length, handle)
+                }
             }
         }
         return !desynchronized
     }
 
-    private mutating func begin(_ handle: (Event) -> Void) {
-        type = header[0]
-        let length = Int(header[1]) << 24 | Int(header[2]) << 16 | Int(header[3]) << 8 | Int(header[4])
-        header.removeAll(keepingCapacity: true)
-        guard Self.types.contains(type), length >= 4, length < 1 << 30, type != UInt8(ascii: "Z") || length == 5 else {
+    private mutating func begin(type: UInt8, length: Int, _ handle: (Event) -> Void) {
+        self.type = type
+        guard Self.types[Int(type)], length >= 4, length < 1 << 30, type != UInt8(ascii: "Z") || length == 5 else {
             desynchronized = true
             return
         }

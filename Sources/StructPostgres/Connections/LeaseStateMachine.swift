@@ -257,8 +257,13 @@ struct LeaseStateMachine<Connection: AnyObject, Failure> {
 
     /// Arms the timer for the earliest moment something is due, unless it is armed for that moment or earlier.
     private mutating func armTimer(_ actions: inout Actions) {
-        let due = [waiters.first?.deadline, idle.first.map { $0.since + configuration.keepIdleFor }].compactMap { $0 }.min()
-        guard let due, timer.map({ due < $0 }) ?? true else { return }
+        let idleDue = idle.first.map { $0.since + configuration.keepIdleFor }
+        let waiterDue = waiters.first?.deadline
+        let earliest = switch (waiterDue, idleDue) {
+        case let (waiter?, idle?): min(waiter, idle)
+        case let (waiter, idle): waiter ?? idle
+        }
+        guard let due = earliest, timer.map({ due < $0 }) ?? true else { return }
         timer = due
         actions.armTimer = due
     }

@@ -38,7 +38,7 @@ final class Telemetry: Sendable {
     /// one cast of the active instrument, without the protocol lookups of `InstrumentationSystem.tracer`.
     var tracer: (any Tracer)? {
         guard tracesGlobally else { return configuredTracer }
-        if InstrumentationSystem.instrument is NoOpInstrument { return nil }
+        if type(of: InstrumentationSystem.instrument) == NoOpInstrument.self { return nil }
         let tracer = InstrumentationSystem.tracer
         return tracer is NoOpTracer ? nil : tracer
     }
@@ -47,7 +47,7 @@ final class Telemetry: Sendable {
     var metrics: (any MetricsFactory)? {
         guard measuresGlobally else { return configuredMetrics }
         let factory = MetricsSystem.factory
-        return factory is NOOPMetricsHandler ? nil : factory
+        return type(of: factory) == NOOPMetricsHandler.self ? nil : factory
     }
 
     /// Runs `body` as `operation`: a client span around it, and its duration, rows and errors recorded. The tracer

@@ -184,7 +184,15 @@ struct FilterComparison {
         }
     }
 
-    private func encode(_ value: any Encodable & Sendable) throws -> ColumnValue {
+    /// The value ``compare(_:_:_:negated:_:)`` binds for `encoded` (an operator that is not a string operator),
+    /// checked as it checks it: `nil` when it binds none (a nil, or NaN).
+    func boundValue(_ encoded: ColumnValue) throws -> ColumnValue? {
+        guard encoded != .null else { return nil }
+        try check(encoded)
+        return encoded.isNaN ? nil : encoded
+    }
+
+    func encode(_ value: any Encodable & Sendable) throws -> ColumnValue {
         let encoded = try RowEncoder.columnValue(of: value, property: key)
         if let problem = encoded.encodingProblem { throw invalid(problem) }
         return encoded

@@ -25,10 +25,30 @@ extension DatabaseSession {
     }
 
     /// `SELECT <every column> FROM table WHERE ... ORDER BY ... LIMIT ... OFFSET ...`.
+    ///
+    /// A fetch with a shape (``SelectShape``) takes its text from the service's ``SelectTemplates``, built once.
     func selectStatement<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest) async throws -> (Statement, EntityDescription) {
         let description = try await describe(E.self)
+        let shape = SelectShape(request, entity: ObjectIdentifier(E.self), description: description)
+        if let shape, let template = context.selects.template(for: shape.shape), let statement = try shape.statement(template) {
+            return (statement, description)
+        }
+        let relationships = try await relationships(along: request.filter?.keys ?? [], from: description)
+        let statement = try Self.selectStatement(request, description, relationships: relationships)
+        if let shape {
+            let key = PreparedStatementRegistry.Key(sql: statement.sql, types: statement.types)
+            context.selects.store(.init(sql: statement.sql, preparedKey: key), for: shape.shape)
+        }
+        return (statement, description)
+    }
+
+    /// `SELECT <every column> FROM table WHERE ... ORDER BY ... LIMIT ... OFFSET ...`, built; `relationships`: those
+    /// the filter's keys go through.
+    static func selectStatement(
+        _ request: FetchRequest, _ description: EntityDescription, relationships: [String: ResolvedRelationship]
+    ) throws -> Statement {
         var statement = Statement(sql: description.schema.selectAll)
-        try await appendWhere(request.filter, description, &statement)
+        try appendWhere(request.filter, description, relationships: relationships, &statement)
         if !request.sort.isEmpty {
             statement.sql += " ORDER BY " + (try request.sort.map { try $0.sql(for: description) }).joined(separator: ", ")
         }
@@ -40,7 +60,7 @@ extension DatabaseSession {
             guard offset >= 0 else { throw invalid("offset \(offset) is negative", description) }
             statement.sql += " OFFSET \(offset)"
         }
-        return (statement, description)
+        return statement
     }
 
     /// Runs `statement` and decodes every row into an entity; the rows' first columns are the table's,
@@ -118,7 +138,7 @@ extension DatabaseSession {
         return try rows[0].decode(Bool.self)
     }
 
-    private func invalid(_ message: String, _ description: EntityDescription) -> StructPostgresError {
+    private static func invalid(_ message: String, _ description: EntityDescription) -> StructPostgresError {
         StructPostgresError(.invalidValue, message, entity: description.entity, table: description.schema.table)
     }
 }

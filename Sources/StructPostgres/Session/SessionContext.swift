@@ -13,6 +13,7 @@ final class SessionContext: Sendable {
     private let prepares: Atomic<Bool>
     let preparedStatements = PreparedStatementRegistry()
     let catalog = CatalogCache()
+    let selects = SelectTemplates()
     let telemetry: Telemetry
 
     init(configuration: PostgresConfiguration, telemetry: Telemetry) {
@@ -32,6 +33,7 @@ final class SessionContext: Sendable {
     func forgetSchemas() {
         catalog.forget()
         preparedStatements.forgetAll()
+        selects.forgetAll()
     }
 }
 
