@@ -236,7 +236,8 @@ struct LeaseStateMachine<Connection: AnyObject, Failure> {
             actions.releaseUpstream.append(connection)
         } else {
             idle.append(Idle(connection: connection, since: now))
-            armTimer(&actions)
+            // Behind an earlier idle connection, this one is due later than the timer armed for that one.
+            if idle.count == 1 || timer == nil { armTimer(&actions) }
         }
     }
 

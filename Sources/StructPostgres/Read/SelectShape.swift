@@ -40,8 +40,11 @@ struct SelectShape {
             let comparison = FilterComparison(key: key, operand: .init(sql: "", column: column, description: description))
             // A value that cannot be encoded: the text is built, which reports it where it would.
             guard let encoded = try? comparison.encode(value), !encoded.isArray else { return false }
-            shape.names += [key, op.rawValue]
-            shape.codes += [1, options.caseInsensitive ? 1 : 0, encoded == .null ? 0 : encoded.isNaN ? 1 : 2]
+            shape.names.append(key)
+            shape.names.append(op.rawValue)
+            shape.codes.append(1)
+            shape.codes.append(options.caseInsensitive ? 1 : 0)
+            shape.codes.append(encoded == .null ? 0 : encoded.isNaN ? 1 : 2)
             if let wire = encoded.wireType { shape.wires.append(wire) }
             comparisons.append((comparison, encoded))
         case .isNull(let key, let isNull):

@@ -23,6 +23,8 @@ protocol OperationPathOwner: PostgresAccess {
 extension PostgresAccess {
     /// The path of this value's operations.
     var operationPath: OperationPath {
+        // The service first: a cast to a final class is a comparison, a cast to a protocol a conformance lookup.
+        if let service = self as? PostgresService { return service.path }
         guard let owner = self as? any OperationPathOwner else {
             preconditionFailure("\(Self.self) conforms to PostgresAccess outside StructPostgres; only the library's own types can")
         }
