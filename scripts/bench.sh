@@ -10,5 +10,7 @@ cd "$(dirname "$0")/.."
 
 PG_BINDIR=$(scripts/ensure-postgres.sh --pgbouncer)
 export PG_BINDIR
+# SwiftPM keeps the build plan of the path dependency (the library) and misses a source file added to it since.
+rm -f Benchmarks/.build/release.yaml Benchmarks/.build/release/description.json
 swift build -c release --package-path Benchmarks
 Benchmarks/.build/release/Bench "$@"

@@ -81,11 +81,29 @@ private struct Shelf: StoredModel {
         let requests = [
             FetchRequest(filter: filter), FetchRequest(filter: filter, sort: [.ascending("price")]),
             FetchRequest(filter: filter, sort: [.descending("price")]), FetchRequest(filter: filter, sort: [SortKey("price", nulls: .first)]),
-            FetchRequest(filter: filter, limit: 1), FetchRequest(filter: filter, limit: 2), FetchRequest(filter: filter, offset: 1),
-            FetchRequest(filter: filter, limit: 0, offset: 0), FetchRequest(filter: nil),
+            FetchRequest(filter: filter, limit: 1), FetchRequest(filter: filter, limit: 2), FetchRequest(filter: filter, limit: 0),
+            FetchRequest(filter: nil),
         ]
         let shapes = try requests.map { try #require(Self.shape($0)).shape }
         #expect(Set(shapes).count == requests.count)
+        #expect(Self.shape(FetchRequest(filter: filter, offset: 20)) == nil, "each page's text is another: not kept")
+    }
+
+    @Test func aTemplateBuiltBeforeTheSchemaCacheWasForgottenIsNotKept() throws {
+        let catalog = CatalogCache()
+        let templates = SelectTemplates(catalog: catalog)
+        let request = FetchRequest(filter: .equal("pages", 3))
+        let shape = try #require(Self.shape(request)).shape
+        var schema = Self.description.schema
+        schema.generation = catalog.generation
+        catalog.forget()
+        templates.store(try Self.template(request), for: shape, builtFrom: schema)
+        #expect(templates.template(for: shape) == nil, "built from the layout read before the forget")
+        schema.generation = catalog.generation
+        templates.store(try Self.template(request), for: shape, builtFrom: schema)
+        #expect(templates.template(for: shape)?.sql == (try Self.built(request)).sql)
+        templates.forgetAll()
+        #expect(templates.template(for: shape) == nil)
     }
 
     @Test(arguments: [

@@ -40,10 +40,10 @@ public struct SortKey: Sendable, Equatable {
     /// A descending sort by `key`.
     public static func descending(_ key: String) -> SortKey { SortKey(key, ascending: false) }
 
-    /// The ORDER BY term; `qualifier` (`"t."`) prefixes the column when the query joins tables.
     /// Whether the key was made from a key path that names a stored property (or from a name).
     var isValid: Bool { invalidKeyPath == nil }
 
+    /// The ORDER BY term; `qualifier` (`"t."`) prefixes the column when the query joins tables.
     func sql(for description: EntityDescription, qualifier: String = "") throws -> String {
         if let invalidKeyPath { throw StructPostgresError(.undefinedColumn, invalidKeyPath, entity: description.entity) }
         var term = qualifier + SQLIdentifier.quote(try description.column(for: key)) + (ascending ? " ASC" : " DESC")

@@ -37,7 +37,7 @@ extension DatabaseSession {
         let statement = try Self.selectStatement(request, description, relationships: relationships)
         if let shape {
             let key = PreparedStatementRegistry.Key(sql: statement.sql, types: statement.types)
-            context.selects.store(.init(sql: statement.sql, preparedKey: key), for: shape.shape)
+            context.selects.store(.init(sql: statement.sql, preparedKey: key), for: shape.shape, builtFrom: description.schema)
         }
         return (statement, description)
     }

@@ -1,6 +1,8 @@
 /// The shape of a fetch whose `SELECT` text depends on nothing but its shape (see ``SelectTemplates``), with the
 /// values its filter binds, encoded. Fetches with a string operator, a list, a range, a key through a relationship
 /// or an `ANY`/`ALL` have none: their texts (or the values they bind) depend on the values, and are built each time.
+/// Nor do fetches with an offset: each page's text is another (the offset is written in it), and paging through a
+/// table would fill the templates with texts used once.
 struct SelectShape {
     private(set) var shape: SelectTemplates.Shape
     /// Each comparison's encoded value, in the order the text binds them, with what checks it.
@@ -8,6 +10,7 @@ struct SelectShape {
 
     /// The shape of `request`, or `nil` when it has none; never throws (a filter that fails fails when built).
     init?(_ request: FetchRequest, entity: ObjectIdentifier, description: EntityDescription) {
+        guard request.offset == nil else { return nil }
         shape = SelectTemplates.Shape(entity: entity)
         if let filter = request.filter {
             guard add(filter.node, description, depth: 0) else { return nil }
@@ -17,7 +20,7 @@ struct SelectShape {
             shape.names.append(key.key)
             shape.codes += [7, key.ascending ? 1 : 0, key.nulls == .default ? 0 : key.nulls == .first ? 1 : 2]
         }
-        shape.codes += [8, request.limit == nil ? 0 : 1, request.limit ?? 0, request.offset == nil ? 0 : 1, request.offset ?? 0]
+        shape.codes += [8, request.limit == nil ? 0 : 1, request.limit ?? 0]
     }
 
     /// The statement of this fetch with `template`'s text: the values bound, each checked as when the text was built.

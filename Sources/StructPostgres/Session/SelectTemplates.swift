@@ -23,15 +23,21 @@ final class SelectTemplates: Sendable {
     /// their texts as if there were no cache).
     static let capacity = 1_024
 
+    private let catalog: CatalogCache
     private let templates = Guarded<[Shape: Template]>([:])
+
+    init(catalog: CatalogCache) { self.catalog = catalog }
 
     func template(for shape: Shape) -> Template? {
         templates.withLock { $0[shape] }
     }
 
-    func store(_ template: Template, for shape: Shape) {
+    /// Keeps `template`, built from `schema`, unless the schema cache was forgotten since `schema` was read (a text
+    /// of the old layout would otherwise outlive the forget).
+    func store(_ template: Template, for shape: Shape, builtFrom schema: TableSchema) {
         templates.withLock { templates in
-            if templates.count >= Self.capacity { templates.removeAll() }
+            guard catalog.isCurrent(schema) else { return }
+            if templates.count >= Self.capacity, templates[shape] == nil { templates.removeAll() }
             templates[shape] = template
         }
     }

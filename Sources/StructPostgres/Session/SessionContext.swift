@@ -13,11 +13,12 @@ final class SessionContext: Sendable {
     private let prepares: Atomic<Bool>
     let preparedStatements = PreparedStatementRegistry()
     let catalog = CatalogCache()
-    let selects = SelectTemplates()
+    let selects: SelectTemplates
     let telemetry: Telemetry
 
     init(configuration: PostgresConfiguration, telemetry: Telemetry) {
         self.telemetry = telemetry
+        selects = SelectTemplates(catalog: catalog)
         logger = configuration.logger
         logBoundValues = configuration.logBoundValues
         queryObserver = configuration.queryObserver

@@ -24,7 +24,7 @@ struct PreparedUpsert: Sendable {
             entity: ObjectIdentifier(E.self),
             columns: batch.columns.map { .init(name: $0.name, wire: $0.arrayType, needsCast: $0.needsCast) },
             conflict: options.conflict, singleRow: batch.rowCount == 1, reportsRows: reportsRows)
-        let sql = try cache.text(shape) {
+        let sql = try cache.text(shape, schema: description.schema) {
             try UpsertSQL.text(batch, description: description, options: options, reportsRows: reportsRows)
         }
         statement = try await Self.bind(batch, sql: sql, inParallel: inParallel)

@@ -13,11 +13,12 @@ final class UpsertCache: Sendable {
 
     init(catalog: CatalogCache) { self.catalog = catalog }
 
-    /// The SQL text of an upsert of this shape, built once (quoting and joining names is not free).
-    func text(_ shape: UpsertShape, build: () throws -> String) rethrows -> String {
+    /// The SQL text of an upsert of this shape, built once (quoting and joining names is not free) from `schema`.
+    func text(_ shape: UpsertShape, schema: TableSchema, build: () throws -> String) rethrows -> String {
         if let known = texts.withLock({ $0[shape] }) { return known }
         let text = try build()
         texts.withLock { texts in
+            guard catalog.isCurrent(schema) else { return }
             if texts.count >= Self.capacity { texts.removeAll() }
             texts[shape] = text
         }
