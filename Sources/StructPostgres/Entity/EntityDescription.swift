@@ -1,5 +1,6 @@
-/// An entity type resolved against its table: which column each key names.
-struct EntityDescription: Sendable {
+/// An entity type resolved against its table: which column each key names. A class: every call passes its
+/// entity's description along (filters, plans, decoders), and a copy is then one reference, not a dozen.
+final class EntityDescription: Sendable {
     let entity: String
     let schema: TableSchema
     let naming: ColumnNaming
@@ -8,7 +9,7 @@ struct EntityDescription: Sendable {
     /// The order the entity's `init(from:)` asks for its keys in a select of every column, learnt once.
     let keyOrder = LearntKeyOrder()
 
-    init<E: EntityProtocol>(_ type: E.Type, schema: TableSchema) throws {
+    convenience init<E: EntityProtocol>(_ type: E.Type, schema: TableSchema) throws {
         try self.init(TargetInfo(E.self), schema: schema)
     }
 

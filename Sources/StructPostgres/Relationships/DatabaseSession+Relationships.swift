@@ -114,7 +114,7 @@ struct RelationshipResolver {
 
 extension EntityDescription {
     /// A join table, which has no entity: keys are column names or snake_case property names.
-    init(joinTable schema: TableSchema) {
+    convenience init(joinTable schema: TableSchema) {
         self.init(entity: schema.table, schema: schema, naming: .snakeCase, keyColumns: [], relationships: [])
     }
 }
