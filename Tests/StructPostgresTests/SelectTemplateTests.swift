@@ -39,7 +39,7 @@ private struct Shelf: StoredModel {
 
     private static func template(_ request: FetchRequest) throws -> SelectTemplates.Template {
         let statement = try built(request)
-        return .init(sql: statement.sql, preparedKey: .init(sql: statement.sql, types: statement.types))
+        return .init(sql: statement.sql, preparedKey: .init(sql: statement.sql, types: statement.types), generation: description.schema.generation)
     }
 
     @Test func aPointQueryTakesItsTextFromTheTemplateOfAnother() throws {
@@ -97,13 +97,22 @@ private struct Shelf: StoredModel {
         var schema = Self.description.schema
         schema.generation = catalog.generation
         catalog.forget()
-        templates.store(try Self.template(request), for: shape, builtFrom: schema)
-        #expect(templates.template(for: shape) == nil, "built from the layout read before the forget")
-        schema.generation = catalog.generation
-        templates.store(try Self.template(request), for: shape, builtFrom: schema)
-        #expect(templates.template(for: shape)?.sql == (try Self.built(request)).sql)
+        let built = try Self.template(request)
+        let old = SelectTemplates.Template(sql: built.sql, preparedKey: built.preparedKey, generation: schema.generation)
+        templates.store(old, for: shape, builtFrom: schema)
+        var current = schema
+        current.generation = catalog.generation
+        #expect(templates.template(for: shape, schema: current) == nil, "built from the layout read before the forget")
+        // Stored before the forget, and still there when a fetch has read the new layout: not taken.
+        let unguarded = SelectTemplates(catalog: CatalogCache())
+        unguarded.store(old, for: shape, builtFrom: Self.description.schema)
+        #expect(unguarded.template(for: shape, schema: current) == nil)
+        #expect(unguarded.template(for: shape, schema: schema)?.sql == built.sql)
+        let fresh = SelectTemplates.Template(sql: built.sql, preparedKey: built.preparedKey, generation: current.generation)
+        templates.store(fresh, for: shape, builtFrom: current)
+        #expect(templates.template(for: shape, schema: current)?.sql == (try Self.built(request)).sql)
         templates.forgetAll()
-        #expect(templates.template(for: shape) == nil)
+        #expect(templates.template(for: shape, schema: current) == nil)
     }
 
     @Test(arguments: [

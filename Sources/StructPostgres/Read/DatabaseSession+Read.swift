@@ -30,14 +30,17 @@ extension DatabaseSession {
     func selectStatement<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest) async throws -> (Statement, EntityDescription) {
         let description = try await describe(E.self)
         let shape = SelectShape(request, entity: ObjectIdentifier(E.self), description: description)
-        if let shape, let template = context.selects.template(for: shape.shape), let statement = try shape.statement(template) {
+        if let shape, let template = context.selects.template(for: shape.shape, schema: description.schema),
+           let statement = try shape.statement(template) {
             return (statement, description)
         }
         let relationships = try await relationships(along: request.filter?.keys ?? [], from: description)
         let statement = try Self.selectStatement(request, description, relationships: relationships)
         if let shape {
             let key = PreparedStatementRegistry.Key(sql: statement.sql, types: statement.types)
-            context.selects.store(.init(sql: statement.sql, preparedKey: key), for: shape.shape, builtFrom: description.schema)
+            context.selects.store(
+                .init(sql: statement.sql, preparedKey: key, generation: description.schema.generation), for: shape.shape,
+                builtFrom: description.schema)
         }
         return (statement, description)
     }

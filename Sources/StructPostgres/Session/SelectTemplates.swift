@@ -17,6 +17,9 @@ final class SelectTemplates: Sendable {
     struct Template: Sendable {
         let sql: String
         let preparedKey: PreparedStatementRegistry.Key
+        /// The ``TableSchema/generation`` of the layout the text was built from: a fetch that read the table's
+        /// layout again since (after `forgetSchemaCache()`) does not take it.
+        let generation: Int
     }
 
     /// Shapes kept at most; past that, the cache starts over (a service whose fetches take many shapes builds
@@ -28,8 +31,10 @@ final class SelectTemplates: Sendable {
 
     init(catalog: CatalogCache) { self.catalog = catalog }
 
-    func template(for shape: Shape) -> Template? {
-        templates.withLock { $0[shape] }
+    /// The template of `shape` built from the layout `schema` (not one built from an earlier layout of the table).
+    func template(for shape: Shape, schema: TableSchema) -> Template? {
+        guard let template = templates.withLock({ $0[shape] }), template.generation == schema.generation else { return nil }
+        return template
     }
 
     /// Keeps `template`, built from `schema`, unless the schema cache was forgotten since `schema` was read (a text
