@@ -34,13 +34,8 @@ struct ParallelEncodingTests {
     private let rows = 10_000
 
     private func description() throws -> EntityDescription {
-        func column(_ name: String, _ type: String, _ category: Character) -> TableSchema.Column {
-            .init(name: name, typeName: type, baseName: type, category: category, maxLength: nil, numericPrecision: nil, castName: type)
-        }
-        let columns = [column("uuid", "uuid", "U"), column("label", "text", "S"), column("count", "int2", "N")]
-        let schema = TableSchema(
-            table: "counted", quotedTable: "\"counted\"", columns: Dictionary(uniqueKeysWithValues: columns.map { ($0.name, $0) }),
-            columnOrder: columns.map(\.name), uniqueKeys: [.init(columns: ["uuid"], nullsNotDistinct: false)])
+        let schema = TableSchema.testing(
+            "counted", [("uuid", "uuid", "uuid", "U"), ("label", "text", "text", "S"), ("count", "int2", "int2", "N")])
         return try EntityDescription(Counted.self, schema: schema)
     }
 

@@ -18,17 +18,11 @@ private func render(_ format: String, _ arguments: (any Encodable & Sendable)?..
 
 /// The SQL and bound values of a filter on `books`.
 private func render(_ filter: Filter) throws -> (sql: String, values: [ColumnValue]) {
-    func column(_ name: String, _ type: String, _ base: String, _ category: Character) -> TableSchema.Column {
-        .init(name: name, typeName: type, baseName: base, category: category, maxLength: nil, numericPrecision: nil, castName: type)
-    }
-    let columns = [
-        column("uuid", "uuid", "uuid", "U"), column("title", "text", "text", "S"),
-        column("price", "double precision", "float8", "N"), column("pages", "integer", "int4", "N"),
-        column("published_at", "timestamp with time zone", "timestamptz", "D"),
-    ]
-    let schema = TableSchema(
-        table: "books", quotedTable: "\"books\"", columns: Dictionary(uniqueKeysWithValues: columns.map { ($0.name, $0) }),
-        columnOrder: columns.map(\.name), uniqueKeys: [.init(columns: ["uuid"], nullsNotDistinct: false)])
+    let schema = TableSchema.testing("books", [
+        ("uuid", "uuid", "uuid", "U"), ("title", "text", "text", "S"),
+        ("price", "double precision", "float8", "N"), ("pages", "integer", "int4", "N"),
+        ("published_at", "timestamp with time zone", "timestamptz", "D"),
+    ])
     let description = try EntityDescription(Book.self, schema: schema)
     var statement = Statement(sql: "")
     var builder = FilterSQL(relationships: [:])

@@ -15,17 +15,10 @@ private struct Shelf: StoredModel {
 /// values and types bound; fetches whose texts differ never share a shape. Without a server.
 @Suite struct SelectTemplateTests {
     private static let description: EntityDescription = {
-        func column(_ name: String, _ type: String, _ base: String, _ category: Character) -> TableSchema.Column {
-            .init(name: name, typeName: type, baseName: base, category: category, maxLength: nil, numericPrecision: nil, castName: type)
-        }
-        let columns = [
-            column("uuid", "uuid", "uuid", "U"), column("title", "text", "text", "S"),
-            column("price", "double precision", "float8", "N"), column("pages", "integer", "int4", "N"),
-            column("code", "uuid", "uuid", "U"),
-        ]
-        let schema = TableSchema(
-            table: "shelves", quotedTable: "\"shelves\"", columns: Dictionary(uniqueKeysWithValues: columns.map { ($0.name, $0) }),
-            columnOrder: columns.map(\.name), uniqueKeys: [.init(columns: ["uuid"], nullsNotDistinct: false)])
+        let schema = TableSchema.testing("shelves", [
+            ("uuid", "uuid", "uuid", "U"), ("title", "text", "text", "S"),
+            ("price", "double precision", "float8", "N"), ("pages", "integer", "int4", "N"), ("code", "uuid", "uuid", "U"),
+        ])
         return try! EntityDescription(Shelf.self, schema: schema)
     }()
 

@@ -13,17 +13,10 @@ private struct Tagged: StoredModel {
 
 @Suite struct UpsertStatementTests {
     private func schema() -> TableSchema {
-        func column(_ name: String, _ type: String, _ base: String, _ category: Character) -> TableSchema.Column {
-            .init(name: name, typeName: type, baseName: base, category: category, maxLength: nil, numericPrecision: nil, castName: type)
-        }
-        let columns = [
-            column("uuid", "uuid", "uuid", "U"), column("label", "text", "text", "S"),
-            column("tags", "text[]", "_text", "A"), column("status", "shop.status", "status", "E"),
-        ]
-        return TableSchema(
-            table: "shop.tagged", quotedTable: "\"shop\".\"tagged\"",
-            columns: Dictionary(uniqueKeysWithValues: columns.map { ($0.name, $0) }),
-            columnOrder: columns.map(\.name), uniqueKeys: [.init(columns: ["uuid"], nullsNotDistinct: false)])
+        TableSchema.testing("shop.tagged", quotedTable: "\"shop\".\"tagged\"", [
+            ("uuid", "uuid", "uuid", "U"), ("label", "text", "text", "S"),
+            ("tags", "text[]", "_text", "A"), ("status", "shop.status", "status", "E"),
+        ])
     }
 
     @Test func oneStatementWithOneArrayParameterPerColumn() async throws {

@@ -18,9 +18,7 @@ extension DatabaseSession {
     /// The relationships that keys go through or name, resolved (their tables read from the catalog).
     func relationships(along keys: [String], from root: EntityDescription) async throws -> [String: ResolvedRelationship] {
         var resolved: [String: ResolvedRelationship] = [:]
-        let throughRelationships = keys.filter { key in
-            key.utf8.contains(UInt8(ascii: ".")) || root.relationships.contains { $0.name == key }
-        }
+        let throughRelationships = keys.filter { !FilterSQL.namesColumn($0, of: root) }
         guard !throughRelationships.isEmpty else { return resolved }
         for key in throughRelationships {
             var description = root

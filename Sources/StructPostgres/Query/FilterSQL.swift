@@ -105,9 +105,14 @@ struct FilterSQL {
 
     /// The SQL reading `key` in `scope`: a column, a scalar subquery through to-one relationships, or `@count`
     /// of a to-many relationship (a correlated `count(*)`) or of an array column (its length).
+    /// Whether `key` names a column of `description`'s table directly: it neither goes through nor names a relationship.
+    static func namesColumn(_ key: String, of description: EntityDescription) -> Bool {
+        !key.utf8.contains(UInt8(ascii: ".")) && !description.relationships.contains { $0.name == key }
+    }
+
     private mutating func key(_ key: String, _ scope: Scope) throws -> FilterComparison.Operand {
         // Most keys name a column: no relationship to look through.
-        if !key.utf8.contains(UInt8(ascii: ".")), !scope.description.relationships.contains(where: { $0.name == key }) {
+        if Self.namesColumn(key, of: scope.description) {
             let column = try scope.description.column(for: key)
             return .init(sql: "\(scope.qualifier).\(q(column))", column: scope.description.schema.columns[column]!, description: scope.description)
         }

@@ -72,8 +72,7 @@ struct SelectShape {
 
     /// The column a key names directly (as ``FilterSQL`` resolves it: not through nor naming a relationship).
     private static func column(_ key: String, _ description: EntityDescription) -> TableSchema.Column? {
-        guard !key.utf8.contains(UInt8(ascii: ".")), !description.relationships.contains(where: { $0.name == key }),
-              let name = try? description.column(for: key) else { return nil }
+        guard FilterSQL.namesColumn(key, of: description), let name = try? description.column(for: key) else { return nil }
         return description.schema.columns[name]
     }
 }

@@ -1,0 +1,17 @@
+@testable import StructPostgres
+
+extension TableSchema {
+    /// A table keyed by `uuid`, as the catalog would describe it, for tests without a server. Each column is given
+    /// as its name, type name, base type and category (`"U"` uuid, `"S"` text, `"N"` numeric, ...).
+    static func testing(
+        _ table: String, quotedTable: String? = nil, _ columns: [(name: String, type: String, base: String, category: Character)]
+    ) -> TableSchema {
+        let described = columns.map {
+            Column(name: $0.name, typeName: $0.type, baseName: $0.base, category: $0.category, maxLength: nil, numericPrecision: nil, castName: $0.type)
+        }
+        return TableSchema(
+            table: table, quotedTable: quotedTable ?? "\"\(table)\"",
+            columns: Dictionary(uniqueKeysWithValues: described.map { ($0.name, $0) }),
+            columnOrder: described.map(\.name), uniqueKeys: [.init(columns: ["uuid"], nullsNotDistinct: false)])
+    }
+}
