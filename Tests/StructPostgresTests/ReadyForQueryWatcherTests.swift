@@ -107,6 +107,37 @@ struct ReadyForQueryWatcherTests {
         }
     }
 
+    private static let adminShutdown = error([("S", "FATAL"), ("V", "FATAL"), ("C", "57P01"), ("M", "terminating connection due to administrator command")])
+    private static let idleTimeout = error([("S", "FATAL"), ("V", "FATAL"), ("C", "57P05"), ("M", "terminating connection due to idle-session timeout")])
+    private static let statementError = error([("S", "ERROR"), ("V", "ERROR"), ("C", "23505"), ("M", "duplicate key value")])
+
+    /// Messages read before a statement was written (`before`), and after it (`after`): whether the server ended the
+    /// session without reading the statement.
+    private func endedBeforeReading(before: [UInt8], after: [UInt8]) throws -> Bool {
+        var ended = false
+        try watched { channel, watcher in
+            if !before.isEmpty { try channel.writeInbound(ByteBuffer(bytes: before)) }
+            let mark = watcher.mark
+            if !after.isEmpty { try channel.writeInbound(ByteBuffer(bytes: after)) }
+            ended = watcher.endedSessionBeforeReading(since: mark)
+        }
+        return ended
+    }
+
+    @Test func aSessionEndedBeforeTheStatementWasReadIsToldApartFromOneEndedWhileItRan() throws {
+        let earlier = Self.parseBindComplete + Self.commandComplete + Self.readyIdle
+        // The server ended the session unread: the error came first after the write, or before it.
+        #expect(try endedBeforeReading(before: earlier, after: Self.adminShutdown))
+        #expect(try endedBeforeReading(before: earlier + Self.adminShutdown, after: []))
+        #expect(try endedBeforeReading(before: earlier + Self.idleTimeout, after: []))
+        // The server answered part of the statement first: it read it, and may have run it.
+        #expect(try !endedBeforeReading(before: earlier, after: Self.parseBindComplete + Self.adminShutdown))
+        #expect(try !endedBeforeReading(before: earlier, after: Self.parseBindComplete + Self.commandComplete + Self.adminShutdown))
+        // An error that does not end the session is the statement's own; nothing ended.
+        #expect(try !endedBeforeReading(before: earlier, after: Self.statementError + Self.readyIdle))
+        #expect(try !endedBeforeReading(before: earlier, after: []))
+    }
+
     @Test func aWatcherThatLostTrackOfTheFramesSaysSo() throws {
         try watched { channel, watcher in
             try channel.writeInbound(ByteBuffer(bytes: Array("garbage".utf8)))

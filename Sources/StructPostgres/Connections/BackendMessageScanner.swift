@@ -24,6 +24,8 @@ struct BackendMessageScanner {
     private var remaining = 0
     private var body: [UInt8] = []
     private(set) var desynchronized = false
+    /// How many messages have begun so far: a message's number, to tell what came after a point.
+    private(set) var messages = 0
 
     /// Scans `buffer`, the next bytes received, and hands each event to `handle`, in order. Returns `false`
     /// (now and from then on) once the bytes cannot be frames of backend messages.
@@ -65,6 +67,7 @@ struct BackendMessageScanner {
 
     private mutating func begin(type: UInt8, length: Int, _ handle: (Event) -> Void) {
         self.type = type
+        messages &+= 1
         guard Self.types[Int(type)], length >= 4, length < 1 << 30, type != UInt8(ascii: "Z") || length == 5 else {
             desynchronized = true
             return

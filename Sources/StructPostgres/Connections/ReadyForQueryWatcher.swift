@@ -50,6 +50,9 @@ final class ReadyForQueryWatcher: ChannelInboundHandler, RemovableChannelHandler
     /// An error between a completion and its `ReadyForQuery`, with the number of that `ReadyForQuery`.
     private var errorAtCommit: (fields: [UInt8: String], ready: Int)?
     private var closed = false
+    /// The number of the message with which the server ended the session (an error of severity `FATAL` or `PANIC`).
+    private var sessionEndedAt: Int?
+    private var sessionEnding = false
     private var waiters: [(ready: Int, promise: EventLoopPromise<Outcome>)] = []
 
     init(eventLoop: any EventLoop) { self.eventLoop = eventLoop }
@@ -58,6 +61,8 @@ final class ReadyForQueryWatcher: ChannelInboundHandler, RemovableChannelHandler
         if !scanner.desynchronized {
             let synchronized = scanner.scan(unwrapInboundIn(data)) { handle($0) }
             if !synchronized { resolveWaiters { _ in .unknown } }
+            // The server sends nothing after the error that ends a session: it is the last message read.
+            if sessionEnding, sessionEndedAt == nil { sessionEndedAt = scanner.messages }
         }
         context.fireChannelRead(data)
     }
@@ -75,6 +80,8 @@ final class ReadyForQueryWatcher: ChannelInboundHandler, RemovableChannelHandler
             completedUnready = true
         case .error(let fields):
             if completedUnready { errorAtCommit = (fields, ready + 1) }
+            let severity = fields[UInt8(ascii: "V")] ?? fields[UInt8(ascii: "S")]
+            if severity == "FATAL" || severity == "PANIC" { sessionEnding = true }
         case .ready:
             ready += 1
             completedUnready = false
@@ -105,6 +112,22 @@ final class ReadyForQueryWatcher: ChannelInboundHandler, RemovableChannelHandler
         let promise = eventLoop.makePromise(of: Outcome.self)
         waiters.append((target, promise))
         return .later(promise.futureResult)
+    }
+
+    /// A point in the messages read, taken just before a statement is written. On the event loop.
+    var mark: Int {
+        eventLoop.assertInEventLoop()
+        return scanner.messages
+    }
+
+    /// Whether the server ended the session without reading what was written after `mark`: the message that ended
+    /// it came before the mark, or was the first after it. The server answers every message of a statement it
+    /// reads (`ParseComplete`, `BindComplete`) before anything else, and sends what it holds back before the error
+    /// that ends a session; so nothing of that statement ran. On the event loop.
+    func endedSessionBeforeReading(since mark: Int) -> Bool {
+        eventLoop.assertInEventLoop()
+        guard let sessionEndedAt else { return false }
+        return sessionEndedAt <= mark + 1
     }
 
     enum Pending {

@@ -79,7 +79,9 @@ final class ServiceRuntime: Sendable {
     /// `span`: the operation's, which notes a wait for a connection.
     ///
     /// A read on a replica that turns out to be down runs again elsewhere; a primary that is gone is looked for
-    /// again among the listed hosts, and a call that never reached it runs again on the new one. While a failover
+    /// again among the listed hosts, and a call that never reached it runs again on the new one. A call whose
+    /// statement never ran (its connection had closed, or the server had ended the session unread: a restart, a
+    /// failover, an idle timeout) runs again on another connection, when nothing it ran before may have committed. While a failover
     /// or switchover leaves no host writable, the call waits for one as it would for a connection (up to the
     /// pool's `acquireTimeout`). `atomic`: `body` writes in one statement or one transaction, so that after a
     /// write refused by a former primary (SQLSTATE 25006) it runs again on the new one.
@@ -112,12 +114,16 @@ final class ServiceRuntime: Sendable {
                 guard await router.refusedByAFormerPrimary(pool) else { throw error }
                 try await waitForAPrimary(attempts, error, span)
                 continue
-            } catch let error as StructPostgresError where ConnectionRouter.meansHostGone(error) && attempts <= router.pools.count {
+            } catch let error as StructPostgresError where ConnectionRouter.meansHostGone(error) || error.neverRan {
+                // A statement that never ran may meet another closed connection: each is dropped, at most the pool's worth.
+                guard attempts <= router.pools.count + (error.neverRan ? configuration.pool.maxConnections : 0) else { throw error }
+                let hostGone = ConnectionRouter.meansHostGone(error)
                 if let replica {
-                    replica.set(.down(error.message), logger: logger)
-                    if case .replica(let idempotent) = route, idempotent || !sent, !Task.isCancelled { continue }
-                } else if router.primaryFailed(error), !sent, !Task.isCancelled {
-                    continue
+                    if hostGone { replica.set(.down(error.message), logger: logger) }
+                    if case .replica(let idempotent) = route, idempotent || !sent || error.neverRan, !Task.isCancelled { continue }
+                } else {
+                    let searching = hostGone && router.primaryFailed(error)
+                    if searching && !sent || error.neverRan, !Task.isCancelled { continue }
                 }
                 throw error
             }

@@ -116,16 +116,19 @@ struct DatabaseSession: Sendable {
             }
             observe(statement, since: start, failed: false)
             return result
-        } catch {
+        } catch let caught {
+            let neverRan = caught is NeverRan
+            let error = (caught as? NeverRan)?.error ?? caught
             observe(statement, since: start, failed: true)
             let sqlState = (error as? PSQLError)?.serverInfo?[.sqlState]
             if let name, let key { context.preparedStatements.failed(key, name: name, sqlState: sqlState) }
             if name != nil, let sqlState, sqlState == "42P05" || sqlState == "26000" {
                 throw preparedStatementRefused(sqlState, sql: statement.sql)
             }
-            let mapped = Task.isCancelled && !statement.runsWhenCancelled
+            var mapped = Task.isCancelled && !statement.runsWhenCancelled
                 ? Self.cancelled(error, sql: statement.sql)
                 : StructPostgresError.from(error, sql: statement.sql, revealValues: logBoundValues)
+            if neverRan { mapped.neverRan = true }
             context.logger.debug("query failed", metadata: ["error": "\(mapped)"])
             throw mapped
         }
@@ -136,7 +139,14 @@ struct DatabaseSession: Sendable {
     /// is thrown as the statement's; a connection lost before it, as an unknown outcome. On the event loop.
     private func performToTheEnd<T>(_ sql: String, _ perform: () async throws -> T) async throws -> T {
         let watcher = ReadyForQueryWatcher.forceFallback ? nil : ReadyForQueryWatcher.of(connection, logger: context.logger)
-        let result = try await perform()
+        let mark = watcher?.mark ?? 0
+        let result: T
+        do {
+            result = try await perform()
+        } catch {
+            if let watcher, watcher.endedSessionBeforeReading(since: mark) { throw NeverRan(error: error) }
+            throw error
+        }
         let outcome: ReadyForQueryWatcher.Outcome
         switch watcher?.outcomeOfLastStatement() ?? .now(.unknown) {
         case .now(let known): outcome = known
@@ -174,6 +184,12 @@ struct DatabaseSession: Sendable {
         return error
     }
 
+    /// A statement's error when the server had ended the session before reading it (see
+    /// ``ReadyForQueryWatcher/endedSessionBeforeReading(since:)``).
+    private struct NeverRan: Error {
+        let error: any Error
+    }
+
     static func lostBeforeTheEnd(sql: String) -> StructPostgresError {
         StructPostgresError(
             .connectionLost,
@@ -200,11 +216,13 @@ struct DatabaseSession: Sendable {
     /// Runs SQL without parameters, statement by statement; a failure names the statement's line.
     func execute(script: String) async throws {
         let statements = SQLScript.split(script)
-        for statement in statements {
+        for (index, statement) in statements.enumerated() {
             do {
                 _ = try await run(Statement(sql: statement.sql))
             } catch var error as StructPostgresError where statements.count > 1 {
                 error.message += " (statement at line \(statement.line) of the script)"
+                // The statements before it may have committed: the script must not run again from the start.
+                if index > 0 { error.neverRan = false }
                 throw error
             }
         }

@@ -56,8 +56,10 @@ extension PostgresConnection {
         return try await send()
     }
 
-    /// The error of a statement refused because its connection has closed.
+    /// The error of a statement refused because its connection has closed: it never ran.
     static func closed(sql: String?) -> StructPostgresError {
-        StructPostgresError(.connectionLost, "the connection to the server is closed", sql: sql.map(maskingLiterals))
+        var error = StructPostgresError(.connectionLost, "the connection to the server is closed", sql: sql.map(maskingLiterals))
+        error.neverRan = true
+        return error
     }
 }
