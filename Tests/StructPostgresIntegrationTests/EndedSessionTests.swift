@@ -15,10 +15,11 @@ import Testing
 ///
 /// The race is made certain: the connection's event loop is held while the server ends the session, so that the
 /// pool hands the connection out and the statement is written before the client reads the server's last message.
-/// Always on the server itself, never through a pooler (PgBouncer keeps the client's connection open).
-@Suite(.timeLimit(.minutes(2)))
+/// Always on the server itself, never through a pooler (PgBouncer keeps the client's connection open). In the serial
+/// pass (`timed`): holding one of the process's event loops would stall the other tests' connections on it.
+@Suite(.serialized, .tags(.timed), .timeLimit(.minutes(2)))
 struct EndedSessionTests {
-    /// A service of one connection to a fresh database, and an administrator's connection on an event loop of its
+    /// A service of one connection, kept between calls, to a fresh database, and an administrator's connection on an event loop of its
     /// own (the service's loop is held while it ends the service's session).
     private func withService(_ body: (PostgresService, PostgresConnection) async throws -> Void) async throws {
         let database = try await TestDatabase.create(connections: 4)
@@ -30,7 +31,7 @@ struct EndedSessionTests {
                 on: group.next(), configuration: try direct.connectionConfiguration(), id: 1, logger: Logger(label: "admin")
             ).get()
             do {
-                try await PostgresService.withService(configuration: .init(connection: direct, pool: PoolOptions(maxConnections: 1))) { service in
+                try await PostgresService.withService(configuration: .init(connection: direct, pool: PoolOptions(maxConnections: 1, keepIdleConnectionsFor: .seconds(120)))) { service in
                     try await service.execute(unsafeSQL: "CREATE TABLE tallies (uuid uuid PRIMARY KEY, count int4 NOT NULL)")
                     try await body(service, admin)
                 }
@@ -69,8 +70,10 @@ struct EndedSessionTests {
         }
         #expect(ended, "the server ended the session of the pooled connection")
         let running = Task { try await call() }
-        // The call leases the connection (still open to the client), then waits for the held loop to write its statement.
-        for _ in 0..<200 where pool.connectionsInUse == 0 { try? await Task.sleep(for: .milliseconds(5)) }
+        // The call leases the connection (still open to the client), then waits for the held loop to write its
+        // statement. Other tests of the process may keep the call's task from running for a while: waited for.
+        let patience = ContinuousClock.now + .seconds(5)
+        while pool.connectionsInUse == 0, ContinuousClock.now < patience { try? await Task.sleep(for: .milliseconds(5)) }
         #expect(pool.connectionsInUse == 1, "the call holds the connection whose session ended")
         try? await Task.sleep(for: .milliseconds(100))
         gate.signal()

@@ -1,5 +1,6 @@
 import Foundation
 import StructPostgres
+import Synchronization
 import Testing
 
 /// Failures that come from the server or the connection rather than from the values written.
@@ -32,8 +33,10 @@ import Testing
     @Test func aConnectionKilledMidTransactionIsConnectionLostAndThePoolRecovers() async throws {
         try await withTables(BookSchema.create) { service, _ in
             let book = Novel(uuid: UUID(), title: "lost", price: 1, publisher: nil)
+            let runs = Mutex(0)
             let error = await #expect(throws: StructPostgresError.self) {
                 try await service.transaction { tx in
+                    runs.withLock { $0 += 1 }
                     try await tx.update(entities: [book])
                     let pid = try await tx.query("SELECT pg_backend_pid()")[0].decode(Int32.self)
                     _ = try await service.query("SELECT pg_terminate_backend(\(pid))")
@@ -41,6 +44,8 @@ import Testing
                 }
             }
             #expect(error?.code == .connectionLost)
+            // The statement after the kill never ran, but the closure's earlier ones did: it is not run again.
+            #expect(runs.withLock { $0 } == 1)
             let count = try await service.count(Novel.self)
             #expect(count == 0)
         }

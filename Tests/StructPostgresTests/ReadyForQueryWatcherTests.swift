@@ -109,6 +109,7 @@ struct ReadyForQueryWatcherTests {
 
     private static let adminShutdown = error([("S", "FATAL"), ("V", "FATAL"), ("C", "57P01"), ("M", "terminating connection due to administrator command")])
     private static let idleTimeout = error([("S", "FATAL"), ("V", "FATAL"), ("C", "57P05"), ("M", "terminating connection due to idle-session timeout")])
+    private static let poolerServerLost = error([("S", "FATAL"), ("V", "FATAL"), ("C", "08P01"), ("M", "server conn crashed?")])
     private static let statementError = error([("S", "ERROR"), ("V", "ERROR"), ("C", "23505"), ("M", "duplicate key value")])
 
     /// Messages read before a statement was written (`before`), and after it (`after`): whether the server ended the
@@ -133,6 +134,8 @@ struct ReadyForQueryWatcherTests {
         // The server answered part of the statement first: it read it, and may have run it.
         #expect(try !endedBeforeReading(before: earlier, after: Self.parseBindComplete + Self.adminShutdown))
         #expect(try !endedBeforeReading(before: earlier, after: Self.parseBindComplete + Self.commandComplete + Self.adminShutdown))
+        // A pooler's own FATAL: it may have sent the statement on to a server that ran it.
+        #expect(try !endedBeforeReading(before: earlier, after: Self.poolerServerLost))
         // An error that does not end the session is the statement's own; nothing ended.
         #expect(try !endedBeforeReading(before: earlier, after: Self.statementError + Self.readyIdle))
         #expect(try !endedBeforeReading(before: earlier, after: []))

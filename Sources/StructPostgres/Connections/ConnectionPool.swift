@@ -90,6 +90,9 @@ final class ConnectionPool: Sendable {
     /// How many connections calls are using.
     var connectionsInUse: Int { state.withLock { $0.machine.inUse } }
 
+    /// Whether the pool still hands out connections (its service has not stopped).
+    var isRunning: Bool { state.withLock { $0.machine.isRunning } }
+
     /// How many kept connections wait idle for the next call.
     var idleKeptCount: Int { state.withLock { $0.machine.idleCount } }
 

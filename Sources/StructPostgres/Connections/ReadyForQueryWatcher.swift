@@ -50,7 +50,8 @@ final class ReadyForQueryWatcher: ChannelInboundHandler, RemovableChannelHandler
     /// An error between a completion and its `ReadyForQuery`, with the number of that `ReadyForQuery`.
     private var errorAtCommit: (fields: [UInt8: String], ready: Int)?
     private var closed = false
-    /// The number of the message with which the server ended the session (an error of severity `FATAL` or `PANIC`).
+    /// The number of the message with which the server ended the session: a `FATAL` error of one of
+    /// ``sessionEndings``.
     private var sessionEndedAt: Int?
     private var sessionEnding = false
     private var waiters: [(ready: Int, promise: EventLoopPromise<Outcome>)] = []
@@ -81,7 +82,7 @@ final class ReadyForQueryWatcher: ChannelInboundHandler, RemovableChannelHandler
         case .error(let fields):
             if completedUnready { errorAtCommit = (fields, ready + 1) }
             let severity = fields[UInt8(ascii: "V")] ?? fields[UInt8(ascii: "S")]
-            if severity == "FATAL" || severity == "PANIC" { sessionEnding = true }
+            if severity == "FATAL", let state = fields[UInt8(ascii: "C")], Self.sessionEndings.contains(state) { sessionEnding = true }
         case .ready:
             ready += 1
             completedUnready = false
@@ -113,6 +114,12 @@ final class ReadyForQueryWatcher: ChannelInboundHandler, RemovableChannelHandler
         waiters.append((target, promise))
         return .later(promise.futureResult)
     }
+
+    /// The SQLSTATEs with which PostgreSQL ends a session of its own accord, whatever the client sent: shutdown
+    /// (`57P01`), another process's crash (`57P02`), not accepting connections (`57P03`), idle timeouts (`57P05`,
+    /// `25P03`). A pooler's own errors (PgBouncer's `08P01` when its server connection failed) are not among them:
+    /// the pooler may have sent the statement on.
+    static let sessionEndings: Set<String> = ["57P01", "57P02", "57P03", "57P05", "25P03"]
 
     /// A point in the messages read, taken just before a statement is written. On the event loop.
     var mark: Int {

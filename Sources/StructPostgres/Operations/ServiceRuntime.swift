@@ -81,9 +81,9 @@ final class ServiceRuntime: Sendable {
     /// A read on a replica that turns out to be down runs again elsewhere; a primary that is gone is looked for
     /// again among the listed hosts, and a call that never reached it runs again on the new one. A call whose
     /// statement never ran (its connection had closed, or the server had ended the session unread: a restart, a
-    /// failover, an idle timeout) runs again on another connection, when nothing it ran before may have committed. While a failover
-    /// or switchover leaves no host writable, the call waits for one as it would for a connection (up to the
-    /// pool's `acquireTimeout`). `atomic`: `body` writes in one statement or one transaction, so that after a
+    /// failover, an idle timeout) runs again on another connection, when it was the call's first statement.
+    /// While a failover or switchover leaves no host writable, the call waits for one as it would for a connection
+    /// (up to the pool's `acquireTimeout`). `atomic`: `body` writes in one statement or one transaction, so that after a
     /// write refused by a former primary (SQLSTATE 25006) it runs again on the new one.
     func withSession<T>(
         _ span: OperationSpan? = nil, _ route: Route = .primary, atomic: Bool = false, _ body: (DatabaseSession) async throws -> T
@@ -120,10 +120,10 @@ final class ServiceRuntime: Sendable {
                 let hostGone = ConnectionRouter.meansHostGone(error)
                 if let replica {
                     if hostGone { replica.set(.down(error.message), logger: logger) }
-                    if case .replica(let idempotent) = route, idempotent || !sent || error.neverRan, !Task.isCancelled { continue }
+                    if case .replica(let idempotent) = route, idempotent || !sent || error.neverRan && pool.isRunning, !Task.isCancelled { continue }
                 } else {
                     let searching = hostGone && router.primaryFailed(error)
-                    if searching && !sent || error.neverRan, !Task.isCancelled { continue }
+                    if searching && !sent || error.neverRan && pool.isRunning, !Task.isCancelled { continue }
                 }
                 throw error
             }
@@ -158,7 +158,8 @@ final class ServiceRuntime: Sendable {
                     span.event("waited for a connection", ["db.client.connection.wait_time_ms": .double(Double(waited.nanoseconds) / 1e6)])
                 }
             }
-            let session = DatabaseSession(connection: connection, context: sessions, canceller: pool.canceller)
+            var session = DatabaseSession(connection: connection, context: sessions, canceller: pool.canceller)
+            session.lease = LeaseRecord(directToServer: pool.settings.poolMode == .session)
             do {
                 return try await body(session)
             } catch let error as StructPostgresError where error.sqlState != nil {

@@ -77,9 +77,7 @@ public final class PostgresService: OperationPathOwner, Service {
     /// Runs `body` in one transaction: it commits when `body` returns and rolls back when it throws.
     ///
     /// A serialization failure (40001) or deadlock (40P01) rolls back and runs `body` again, at most
-    /// ``TransactionOptions/maxRetries`` times, so `body` must be safe to repeat. So does a transaction the
-    /// server ended before reading its next statement or its COMMIT (a restart, a failover): nothing of it was
-    /// committed, and it runs again on another connection. The value handed to
+    /// ``TransactionOptions/maxRetries`` times, so `body` must be safe to repeat. The value handed to
     /// `body` is not the pool: every call on it runs inside the transaction, and it refuses work once
     /// the transaction has ended.
     ///

@@ -17,6 +17,8 @@ struct DatabaseSession: Sendable {
     /// Statements with parameters are prepared under a name (see ``PreparedStatementRegistry``); `false`: sent
     /// unnamed.
     var namesStatements = true
+    /// The lease of a pooled connection this session runs on, for a call that may run again; `nil`: it may not.
+    var lease: LeaseRecord?
 
     /// Sends `statement` and reads all its rows.
     func run(_ statement: Statement) async throws -> [PostgresRow] {
@@ -82,12 +84,15 @@ struct DatabaseSession: Sendable {
     private func send<T>(
         _ statement: Statement, prepared: Bool = true, _ perform: (String?) async throws -> T
     ) async throws -> T {
+        let first = lease?.noteStatement() ?? false
         if !statement.runsWhenCancelled {
             try checkCancellation(before: statement.sql)
             do {
                 try await canceller.learnBackend(of: connection)
             } catch {
-                throw StructPostgresError.from(error, sql: statement.sql)
+                var failure = StructPostgresError.from(error, sql: statement.sql)
+                failure.neverRan = failure.neverRan && first
+                throw failure
             }
         }
         let logBoundValues = context.logBoundValues
@@ -116,9 +121,8 @@ struct DatabaseSession: Sendable {
             }
             observe(statement, since: start, failed: false)
             return result
-        } catch let caught {
-            let neverRan = caught is NeverRan
-            let error = (caught as? NeverRan)?.error ?? caught
+        } catch {
+            let endedUnread = lease?.takeEndedUnread() ?? false
             observe(statement, since: start, failed: true)
             let sqlState = (error as? PSQLError)?.serverInfo?[.sqlState]
             if let name, let key { context.preparedStatements.failed(key, name: name, sqlState: sqlState) }
@@ -128,7 +132,7 @@ struct DatabaseSession: Sendable {
             var mapped = Task.isCancelled && !statement.runsWhenCancelled
                 ? Self.cancelled(error, sql: statement.sql)
                 : StructPostgresError.from(error, sql: statement.sql, revealValues: logBoundValues)
-            if neverRan { mapped.neverRan = true }
+            mapped.neverRan = first && !Task.isCancelled && (endedUnread || mapped.neverRan)
             context.logger.debug("query failed", metadata: ["error": "\(mapped)"])
             throw mapped
         }
@@ -144,7 +148,7 @@ struct DatabaseSession: Sendable {
         do {
             result = try await perform()
         } catch {
-            if let watcher, watcher.endedSessionBeforeReading(since: mark) { throw NeverRan(error: error) }
+            if let lease, lease.directToServer, let watcher, watcher.endedSessionBeforeReading(since: mark) { lease.noteEndedUnread() }
             throw error
         }
         let outcome: ReadyForQueryWatcher.Outcome
@@ -184,12 +188,6 @@ struct DatabaseSession: Sendable {
         return error
     }
 
-    /// A statement's error when the server had ended the session before reading it (see
-    /// ``ReadyForQueryWatcher/endedSessionBeforeReading(since:)``).
-    private struct NeverRan: Error {
-        let error: any Error
-    }
-
     static func lostBeforeTheEnd(sql: String) -> StructPostgresError {
         StructPostgresError(
             .connectionLost,
@@ -216,13 +214,11 @@ struct DatabaseSession: Sendable {
     /// Runs SQL without parameters, statement by statement; a failure names the statement's line.
     func execute(script: String) async throws {
         let statements = SQLScript.split(script)
-        for (index, statement) in statements.enumerated() {
+        for statement in statements {
             do {
                 _ = try await run(Statement(sql: statement.sql))
             } catch var error as StructPostgresError where statements.count > 1 {
                 error.message += " (statement at line \(statement.line) of the script)"
-                // The statements before it may have committed: the script must not run again from the start.
-                if index > 0 { error.neverRan = false }
                 throw error
             }
         }
