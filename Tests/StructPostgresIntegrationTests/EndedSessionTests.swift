@@ -19,8 +19,8 @@ import Testing
 /// pass (`timed`): holding one of the process's event loops would stall the other tests' connections on it.
 @Suite(.serialized, .tags(.timed), .timeLimit(.minutes(2)))
 struct EndedSessionTests {
-    /// A service of one connection, kept between calls, to a fresh database, and an administrator's connection on an event loop of its
-    /// own (the service's loop is held while it ends the service's session).
+    /// A service of one connection, kept between calls, to a fresh database, and an administrator's connection on
+    /// an event loop of its own (the service's loop is held while it ends the service's session).
     private func withService(_ body: (PostgresService, PostgresConnection) async throws -> Void) async throws {
         let database = try await TestDatabase.create(connections: 4)
         let direct = try ConnectionSettings(url: database.directURL)
@@ -30,8 +30,9 @@ struct EndedSessionTests {
             let admin = try await PostgresConnection.connect(
                 on: group.next(), configuration: try direct.connectionConfiguration(), id: 1, logger: Logger(label: "admin")
             ).get()
+            let pool = PoolOptions(maxConnections: 1, keepIdleConnectionsFor: .seconds(120))
             do {
-                try await PostgresService.withService(configuration: .init(connection: direct, pool: PoolOptions(maxConnections: 1, keepIdleConnectionsFor: .seconds(120)))) { service in
+                try await PostgresService.withService(configuration: .init(connection: direct, pool: pool)) { service in
                     try await service.execute(unsafeSQL: "CREATE TABLE tallies (uuid uuid PRIMARY KEY, count int4 NOT NULL)")
                     try await body(service, admin)
                 }
@@ -57,13 +58,15 @@ struct EndedSessionTests {
     ) async throws -> T {
         let pool = service.runtime.router.hosts[0]
         let (pid, loop) = try await pool.withConnection { connection in
-            (try await connection.query("SELECT pg_backend_pid()", logger: Logger(label: "test")).get().rows[0].decode(Int32.self), connection.eventLoop)
+            let rows = try await connection.query("SELECT pg_backend_pid()", logger: Logger(label: "test")).get().rows
+            return (try rows[0].decode(Int32.self), connection.eventLoop)
         }
         let gate = DispatchSemaphore(value: 0)
         loop.execute { gate.wait() }
         let ended: Bool
         do {
-            ended = try await admin.query("SELECT pg_terminate_backend(\(pid), 10000)", logger: Logger(label: "admin")).get().rows[0].decode(Bool.self)
+            let rows = try await admin.query("SELECT pg_terminate_backend(\(pid), 10000)", logger: Logger(label: "admin")).get().rows
+            ended = try rows[0].decode(Bool.self)
         } catch {
             gate.signal()
             throw error
