@@ -34,7 +34,7 @@ struct ParallelEncodingTests {
     private let rows = 10_000
 
     private func description() throws -> EntityDescription {
-        let schema = TableSchema.testing(
+        let schema = TableSchema.fixture(
             "counted", [("uuid", "uuid", "uuid", "U"), ("label", "text", "text", "S"), ("count", "int2", "int2", "N")])
         return try EntityDescription(Counted.self, schema: schema)
     }

@@ -18,7 +18,7 @@ private func render(_ format: String, _ arguments: (any Encodable & Sendable)?..
 
 /// The SQL and bound values of a filter on `books`.
 private func render(_ filter: Filter) throws -> (sql: String, values: [ColumnValue]) {
-    let schema = TableSchema.testing("books", [
+    let schema = TableSchema.fixture("books", [
         ("uuid", "uuid", "uuid", "U"), ("title", "text", "text", "S"),
         ("price", "double precision", "float8", "N"), ("pages", "integer", "int4", "N"),
         ("published_at", "timestamp with time zone", "timestamptz", "D"),

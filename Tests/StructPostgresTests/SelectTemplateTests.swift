@@ -15,7 +15,7 @@ private struct Shelf: StoredModel {
 /// values and types bound; fetches whose texts differ never share a shape. Without a server.
 @Suite struct SelectTemplateTests {
     private static let description: EntityDescription = {
-        let schema = TableSchema.testing("shelves", [
+        let schema = TableSchema.fixture("shelves", [
             ("uuid", "uuid", "uuid", "U"), ("title", "text", "text", "S"),
             ("price", "double precision", "float8", "N"), ("pages", "integer", "int4", "N"), ("code", "uuid", "uuid", "U"),
         ])

@@ -13,7 +13,7 @@ private struct Tagged: StoredModel {
 
 @Suite struct UpsertStatementTests {
     private func schema() -> TableSchema {
-        TableSchema.testing("shop.tagged", quotedTable: "\"shop\".\"tagged\"", [
+        TableSchema.fixture("shop.tagged", quotedTable: "\"shop\".\"tagged\"", [
             ("uuid", "uuid", "uuid", "U"), ("label", "text", "text", "S"),
             ("tags", "text[]", "_text", "A"), ("status", "shop.status", "status", "E"),
         ])

@@ -3,7 +3,7 @@
 extension TableSchema {
     /// A table keyed by `uuid`, as the catalog would describe it, for tests without a server. Each column is given
     /// as its name, type name, base type and category (`"U"` uuid, `"S"` text, `"N"` numeric, ...).
-    static func testing(
+    static func fixture(
         _ table: String, quotedTable: String? = nil, _ columns: [(name: String, type: String, base: String, category: Character)]
     ) -> TableSchema {
         let described = columns.map {
