@@ -39,8 +39,10 @@ import Testing
         }
         let deadline = ContinuousClock.now + .seconds(seconds)
         while !answered.isSignalled && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        // Read before cancelling: the cancelled call ends at once, and would then count as answered.
+        let wasAnswered = answered.isSignalled
         call.cancel()
-        return answered.isSignalled
+        return wasAnswered
     }
 
     /// `EventLoopExecutor` / `sendingOnEventLoop`: PostgresNIO writes a statement to its channel without a promise
