@@ -41,11 +41,20 @@ import Testing
             ("regionalIndicators", CharacterBoundary.regionalIndicators, Self.scan { notExtending($0) && Self.isOneCharacter("\u{1F1E6}", $0) }),
             ("prepending", CharacterBoundary.prepending, Self.scan(prepend)),
             ("hangulLeading", CharacterBoundary.hangulLeading, Self.scan { !prepend($0) && Self.isOneCharacter("", $0, "\u{AC00}") }),
+            // GB11, both ways: what an emoji continues through a joiner, what continues an emoji and a joiner.
+            ("extendedPictographic", CharacterBoundary.extendedPictographic, Self.scan { Self.isOneCharacter("", $0, "\u{200D}\u{1F4DA}") }),
+            ("extendedPictographic", CharacterBoundary.extendedPictographic,
+             Self.scan { notExtending($0) && Self.isOneCharacter("\u{1F4DA}\u{200D}", $0) }),
+            ("emojiExtending", CharacterBoundary.emojiExtending, Self.scan { Self.isOneCharacter("\u{1F4DA}", $0, "\u{200D}\u{1F4DA}") }),
         ]
         for (name, stored, scanned) in tables {
             let source = scanned.map { "0x\(String($0.lowerBound, radix: 16, uppercase: true))...0x\(String($0.upperBound, radix: 16, uppercase: true))," }
             #expect(stored == scanned, "\(name) differs from this Swift's segmentation; it is now:\n\(source.joined(separator: " "))")
         }
+        // Not Unicode's Emoji property, and Extend* is more than one scalar, without a joiner or a spacing mark.
+        #expect(Self.scan { $0.properties.isEmoji } != CharacterBoundary.extendedPictographic)
+        #expect("\u{1F44D}\u{FE0F}\u{1F3FD}\u{200C}\u{200D}\u{1F4DA}".count == 1)
+        #expect("\u{1F44D}\u{200D}\u{200D}\u{1F4DA}".count == 2 && "\u{1F44D}\u{903}\u{200D}\u{1F4DA}".count == 2)
     }
 
     private func pattern(_ op: Filter.Operator, _ text: String) throws -> String? {
@@ -74,13 +83,13 @@ import Testing
     @Test(arguments: [
         (Filter.Operator.contains, "\u{301}", "it begins with U+0301, a combining mark"),
         (.endsWith, "\u{1F3FD}x", "it begins with U+1F3FD, a combining mark"),
-        (.contains, "\u{1F44D}", "it begins with U+1F44D, an emoji"),
-        (.contains, "\u{1F1EB}\u{1F1F7}", "it begins with U+1F1EB, a regional indicator"),
+        (.contains, "\u{1F3FD}\u{200D}\u{1F4DA}", "it begins with U+1F3FD, a combining mark"),
+        (.contains, "\u{200D}\u{1F4DA}", "it begins with U+200D, a combining mark"),
         (.contains, "\u{0937}", "it begins with U+0937, an Indic consonant"),
         (.contains, "\u{1161}", "it begins with U+1161, a Hangul vowel"),
         (.beginsWith, "\u{0600}", "it ends with U+0600, which joins whatever Character follows it"),
-        (.beginsWith, "\u{1F468}\u{200D}", "it ends with a zero-width joiner after an emoji"),
         (.beginsWith, "\u{0915}\u{094D}", "it ends with U+094D, an Indic virama"),
+        (.beginsWith, "\u{1F468}\u{200D}\u{0915}\u{094D}", "it ends with U+094D, an Indic virama"),
     ])
     func operandsWhoseCharactersDependOnMoreThanANeighbourAreRefused(op: Filter.Operator, text: String, reason: String) {
         #expect {
@@ -88,6 +97,33 @@ import Testing
         } throws: { error in
             (error as? CharacterBoundary.Refusal)?.reason.hasPrefix(reason) == true
         }
+    }
+
+    /// GB11: an emoji continues an emoji, Extend* and a zero-width joiner before it; GB12 and GB13: a regional
+    /// indicator pairs with the one before it after an odd run of them. The pattern matches the run before it.
+    @Test func emojiAndRegionalIndicatorsAreMatchedByWhatPrecedesThem() throws {
+        let books = try #require(try pattern(.contains, "\u{1F4DA}"))
+        #expect(books.hasPrefix(#"(?:^|[^\u200D]|(?:^|[^\u00A9\u00AE\u203C"#),
+                "the start, a scalar but a joiner, or a joiner after neither an emoji (© too) nor Extend: \(books.prefix(60))")
+        let neither = try #require(books.components(separatedBy: "])[").first)
+        let extend = try #require(books.components(separatedBy: "])[").dropFirst().first?.components(separatedBy: #"]*\u200D)"#).first)
+        #expect(neither.contains(#"\U0001F3FB-\U0001F3FF"#) && extend.contains(#"\U0001F3FB-\U0001F3FF"#) && extend.contains(#"\u200C"#),
+                "Extend holds skin tones and ZWNJ")
+        #expect(!extend.contains(#"\u0903"#) && !extend.contains(#"\u200D"#) && !extend.contains(#"\u00A9"#),
+                "but no spacing mark, no joiner, no emoji (GB11)")
+        #expect(books.contains(#"]*\u200D)(?<![\u0600-\u0605"#), "then no Prepend scalar right before it")
+        #expect(books.contains(#"])\U0001F4DA(?![\u0300-\u036F"#))
+        let flag = try #require(try pattern(.contains, "\u{1F1EB}\u{1F1F7}"))
+        let even = #"(?:^|[^\U0001F1E6-\U0001F1FF])(?:[\U0001F1E6-\U0001F1FF][\U0001F1E6-\U0001F1FF])*"#
+        #expect(flag.hasPrefix(even + #"(?<![\u0600-\u0605"#) && flag.contains(#"])\U0001F1EB\U0001F1F7(?!["#),
+                "an even run of regional indicators before it: \(flag)")
+        #expect(!flag.hasSuffix(#"\U0001F1E6-\U0001F1FF])"#), "a whole flag is followed by anything but a mark")
+        let half = try #require(try pattern(.endsWith, "\u{1F1EB}"))
+        #expect(half.hasPrefix(even + "(?<![") && half.hasSuffix(#"])\U0001F1EB$"#), "\(half)")
+        let three = try #require(try pattern(.contains, "\u{1F1EB}\u{1F1F7}\u{1F1E6}"))
+        #expect(three.hasSuffix(#"\U0001F1E6-\U0001F1FF])"#), "a third is continued by a fourth: \(three.suffix(40))")
+        let joiner = try #require(try pattern(.beginsWith, "\u{1F468}\u{200D}"))
+        #expect(joiner.hasPrefix(#"^\U0001F468\u200D(?![\u0300-"#) && joiner.contains(#"\u00A9\u00AE\u203C"#), "no emoji after it: \(joiner.prefix(40))")
     }
 
     @Test func whatMayFollowOrPrecedeIsAllowed() throws {
@@ -98,6 +134,12 @@ import Testing
         // Emoji, flags and Indic consonants after the first Character are matched, not refused.
         for text in ["x\u{1F44D}", "x\u{1F1EB}\u{1F1F7}", "x\u{0937}", "\u{D55C}\u{AD6D}"] {
             #expect(try pattern(.contains, text) != nil)
+        }
+        // And so are emoji, flags and an emoji's zero-width joiner at either end.
+        for op in [Filter.Operator.contains, .endsWith, .beginsWith] {
+            for text in ["\u{1F44D}", "\u{2764}\u{FE0F}", "\u{A9}", "\u{1F1EB}", "\u{1F1EB}\u{1F1F7}", "\u{1F468}\u{200D}", "x\u{1F44D}\u{1F3FD}\u{200D}"] {
+                #expect(try pattern(op, text) != nil, "\(op) \(text.unicodeScalars.map { String($0.value, radix: 16) })")
+            }
         }
     }
 }
