@@ -40,13 +40,22 @@ extension Migrate {
                     print("The models agree with the database's schema: nothing to draft.")
                     return
                 }
-                let names = draft.concurrentUp.isEmpty || draft.up.isEmpty ? [name] : [name, "\(name)_concurrently"]
-                for (file, url) in zip(draft.files, try New.reserve(names, in: options.migrationsDirectory, sequential: sequential)) {
+                let files = draft.files
+                guard !files.isEmpty else {
+                    print("Nothing can be drafted as SQL, so no file was written. Each line needs a decision, in a migration of your own:")
+                    for line in draft.reviews { print(line) }
+                    throw ExitCode.failure
+                }
+                let names = files.count == 1 ? [name] : [name, "\(name)_concurrently"]
+                for (file, url) in zip(files, try New.reserve(names, in: options.migrationsDirectory, sequential: sequential)) {
                     try file.write(to: url, atomically: true, encoding: .utf8)
                     print(url.path)
                 }
-                let reviews = (draft.up + draft.down + draft.concurrentUp + draft.concurrentDown).filter { $0.hasPrefix("-- review:") }.count
-                if reviews > 0 { print("\(reviews) line\(reviews == 1 ? "" : "s") marked '-- review:' need a decision before the migration is applied.") }
+                let reviews = draft.reviews
+                if !reviews.isEmpty {
+                    print("\(reviews.count) line\(reviews.count == 1 ? "" : "s") marked '-- review:' need a decision before the migration is applied:")
+                    for line in reviews { print(line) }
+                }
             }
         }
     }

@@ -19,8 +19,41 @@ struct TableSchema: Sendable {
         var notNull = false
         /// Filled by the server when an insert leaves it out: a default, an identity or a generated column.
         var hasDefault = false
+        /// `pg_type.typcategory` of an array's element type (`N` for `integer[]`); `nil` for a column that is not
+        /// an array.
+        var elementCategory: Character?
+        /// How the server fills the column whatever a write says, when it refuses a written value: a `GENERATED
+        /// ALWAYS AS (...) STORED` column, or `GENERATED ALWAYS AS IDENTITY`.
+        var generatedAlways: GeneratedAlways?
+
+        /// A column the server fills, which refuses every value a write gives it.
+        enum GeneratedAlways: Sendable {
+            case stored, identity
+
+            /// The column's declaration, for messages.
+            var declaration: String {
+                switch self {
+                case .stored: "GENERATED ALWAYS AS (...) STORED"
+                case .identity: "GENERATED ALWAYS AS IDENTITY"
+                }
+            }
+        }
 
         var isArray: Bool { category == "A" }
+
+        /// An array column's element, described as a column of its own (`integer` for `integer[]`), so that the
+        /// rules for one value apply to each element.
+        var element: Column? {
+            guard isArray, let elementCategory else { return nil }
+            let elementType = typeName.hasSuffix("[]") ? String(typeName.dropLast(2)) : typeName
+            let elementCast = castName.hasSuffix("[]") ? String(castName.dropLast(2)) : castName
+            return Column(
+                name: name, typeName: elementType, baseName: String(baseName.dropFirst()), category: elementCategory,
+                maxLength: maxLength, numericPrecision: numericPrecision, castName: elementCast)
+        }
+
+        /// Whether the column holds whole numbers only: `smallint`, `integer`, `bigint`.
+        var isInteger: Bool { ["int2", "int4", "int8"].contains(baseName) }
 
         /// What a filter compares when it counts (`reviews.@count`): a `bigint` that is not a column.
         static func count(named name: String) -> Column {
@@ -102,8 +135,10 @@ struct TableSchema: Sendable {
     static let columnsSQL = """
         SELECT a.attname::text, format_type(a.atttypid, a.atttypmod), format_type(a.atttypid, NULL),
                t.typname::text, t.typcategory::text, a.atttypmod, a.attnotnull,
-               a.atthasdef OR a.attidentity <> '' OR a.attgenerated <> ''
+               a.atthasdef OR a.attidentity <> '' OR a.attgenerated <> '',
+               coalesce(e.typcategory::text, ''), a.attgenerated::text, a.attidentity::text
         FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+        LEFT JOIN pg_type e ON e.oid = t.typelem AND t.typcategory = 'A'
         WHERE a.attrelid = $1::oid AND a.attnum > 0 AND NOT a.attisdropped
         ORDER BY a.attnum
         """

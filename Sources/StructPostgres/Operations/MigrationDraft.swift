@@ -21,12 +21,22 @@ public struct MigrationDraft: Sendable {
     public var isEmpty: Bool { up.isEmpty && concurrentUp.isEmpty }
 
     /// The migration files' contents, in the format ``MigrationSet`` reads: the transactional migration, then the
-    /// concurrent one when there is one.
+    /// concurrent one when there is one. A part that holds only `-- review:` lines is no file (the migrator would
+    /// refuse it): its lines are in ``reviews``.
     public var files: [String] {
         var files: [String] = []
-        if !up.isEmpty { files.append(Self.file(up: up, down: down, transactional: true)) }
-        if !concurrentUp.isEmpty { files.append(Self.file(up: concurrentUp, down: concurrentDown, transactional: false)) }
+        if Self.holdsStatement(up) { files.append(Self.file(up: up, down: down, transactional: true)) }
+        if Self.holdsStatement(concurrentUp) { files.append(Self.file(up: concurrentUp, down: concurrentDown, transactional: false)) }
         return files
+    }
+
+    /// The `-- review:` lines of the up parts: what needs a decision before (or instead of) applying ``files``.
+    public var reviews: [String] {
+        (up + concurrentUp).flatMap { $0.split(separator: "\n").map(String.init) }.filter { $0.hasPrefix("-- review:") }
+    }
+
+    private static func holdsStatement(_ lines: [String]) -> Bool {
+        lines.contains { $0.split(separator: "\n").contains { !$0.hasPrefix("--") && !$0.allSatisfy(\.isWhitespace) } }
     }
 
     private static func file(up: [String], down: [String], transactional: Bool) -> String {

@@ -40,6 +40,9 @@ public struct SchemaMismatch: Sendable, Equatable, CustomStringConvertible {
         case missingForeignKey
         /// A `NOT NULL` column without a default that the model does not write: every insert fails.
         case unwrittenRequiredColumn
+        /// A property written to a column the server always fills (`GENERATED ALWAYS AS (...) STORED`, or
+        /// `GENERATED ALWAYS AS IDENTITY`): the server refuses the value, so every write fails.
+        case generatedColumn
         /// The model could not be inspected (its `init(from:)` refused every stand-in value).
         case uninspectableModel
     }
@@ -57,10 +60,11 @@ public struct SchemaMismatch: Sendable, Equatable, CustomStringConvertible {
     /// What is wrong, and what to change.
     public let message: String
 
-    /// `kind: entity.property (table.column): message`.
+    /// `kind: entity.property (table.column): message`, on one line: a control character or line break in a name
+    /// is written as an escape (`\u{A}`).
     public var description: String {
         let property = self.property.map { ".\($0)" } ?? ""
         let column = self.column.map { ".\($0)" } ?? ""
-        return "\(kind.rawValue): \(entity)\(property) (\(table)\(column)): \(message)"
+        return OneLine.escape("\(kind.rawValue): \(entity)\(property) (\(table)\(column)): \(message)")
     }
 }

@@ -22,7 +22,7 @@ extension Filter {
     ///
     /// The rows are those `predicate.evaluate` keeps: strings compare composed (NFC) and at whole Characters, NaN
     /// equals and orders with nothing; what PostgreSQL cannot decide so (`$0.title.count`, a `contains` operand
-    /// that begins with a combining mark or an emoji) is refused by name.
+    /// that begins with a combining mark) is refused by name.
     public init<Root>(_ predicate: Predicate<Root>) {
         do {
             var compiler = PredicateCompiler()

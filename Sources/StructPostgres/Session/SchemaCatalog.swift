@@ -34,16 +34,17 @@ extension DatabaseSession {
         var columns: [String: TableSchema.Column] = [:]
         var order: [String] = []
         for row in try await run(columnsQuery) {
-            let (name, typeName, castName, baseName, category, typmod, notNull, hasDefault) =
-                try row.decode((String, String, String, String, String, Int32, Bool, Bool).self)
-            let hasLength = ["varchar", "bpchar"].contains(baseName) && typmod > 4
-            let hasPrecision = baseName == "numeric" && typmod > 4
+            let (name, typeName, castName, baseName, category, typmod, notNull, hasDefault, elementCategory, generated, identity) =
+                try row.decode((String, String, String, String, String, Int32, Bool, Bool, String, String, String).self)
+            let hasLength = ["varchar", "bpchar", "_varchar", "_bpchar"].contains(baseName) && typmod > 4
+            let hasPrecision = ["numeric", "_numeric"].contains(baseName) && typmod > 4
             columns[name] = .init(
                 name: name, typeName: typeName, baseName: baseName, category: category.first ?? "X",
                 maxLength: hasLength ? Int(typmod - 4) : nil,
                 numericPrecision: hasPrecision ? Self.numericPrecision(typmod) : nil,
                 castName: baseName == "bpchar" ? "bpchar" : baseName == "_bpchar" ? "bpchar[]" : castName,
-                notNull: notNull, hasDefault: hasDefault)
+                notNull: notNull, hasDefault: hasDefault, elementCategory: elementCategory.first,
+                generatedAlways: generated == "s" ? .stored : identity == "a" ? .identity : nil)
             order.append(name)
         }
         var keysQuery = Statement(sql: TableSchema.uniqueKeysSQL)

@@ -103,6 +103,9 @@ struct BatchColumns: Sendable {
                 throw StructPostgresError(
                     .undefinedColumn, "two properties map to column '\(name)'", entity: entity, table: table, column: name, property: property)
             }
+            if !keysOnly {
+                try ValueChecker(entity: entity, table: table, column: info, property: property, rowKey: { _ in "" }).checkWritable()
+            }
             kept.append((name, property, info, encoded.columns[position]))
         }
         let (names, values) = (encoded.names, encoded.columns)

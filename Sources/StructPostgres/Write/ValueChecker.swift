@@ -13,7 +13,7 @@ struct ValueChecker: Sendable {
         guard let first = values.firstIndex(where: { !$0.isNull }) else { return nil }
         let wire = values[first].wireType!
         let isArray = values[first].isArray
-        try checkCompatible(wire: wire, isArray: isArray)
+        try checkCompatible(values[first])
         for (row, value) in values.enumerated() where !value.isNull {
             guard value.wireType == wire, value.isArray == isArray else {
                 throw fail(.unsupportedType, "values of property '\(property)' do not all have the same type", row: row)
@@ -23,30 +23,52 @@ struct ValueChecker: Sendable {
         return wire
     }
 
-    private func checkCompatible(wire: WireType, isArray: Bool) throws {
-        let base = column.baseName
-        let fits: Bool
-        if isArray {
-            fits = column.isArray
-        } else if column.isArray {
-            fits = wire == .text
-        } else {
-            // Text is cast to the column's type by the server (enums, inet, intervals...), but not into a number or a
-            // boolean: such a column reads back into a number or a Bool, never into the String that was written.
-            let takesText = column.category != "N" && column.category != "B"
-            fits = column.accepts(wire, text: takesText, json: base == "jsonb" || base == "json" || column.isStringLike)
-        }
-        guard fits else {
-            let swiftSide = isArray ? "an array" : wire.rawValue
+    /// Refuses a column the server fills whatever a write gives it (see ``TableSchema/Column/generatedAlways``).
+    func checkWritable() throws {
+        if let generated = column.generatedAlways {
             throw StructPostgresError(
                 .unsupportedType,
-                "property '\(property)' holds \(swiftSide) values, which column '\(column.name)' of type \(column.typeName) cannot store",
+                "property '\(property)' is written to column '\(column.name)', which is \(generated.declaration): the server refuses every value written there; leave it out of what \(entity) encodes",
                 entity: entity, table: table, column: column.name, property: property)
         }
     }
 
-    /// Checks a non-null value of a type the column accepts: range, length, NUL bytes.
+    /// Whether a value like `value` can be written to `column` and read back: the rule of one value, applied to
+    /// each element of an array, so `[Int]` fits `bigint[]` and neither `text[]` nor `integer` does.
+    static func fits(_ value: ColumnValue, _ column: TableSchema.Column) -> Bool {
+        if case .array(_, let element) = value {
+            guard let elementColumn = column.element else { return false }
+            return element.map { fits($0, elementColumn) } ?? true
+        }
+        guard let wire = value.wireType else { return true }
+        return column.isArray ? wire == .text : fits(wire, column)
+    }
+
+    /// The rule of one value: text is cast to the column's type by the server (enums, inet, intervals...), but not
+    /// into a number or a boolean, which reads back into a number or a Bool, never into the String that was written.
+    private static func fits(_ wire: WireType, _ column: TableSchema.Column) -> Bool {
+        let takesText = column.category != "N" && column.category != "B"
+        let base = column.baseName
+        return column.accepts(wire, text: takesText, json: base == "jsonb" || base == "json" || column.isStringLike)
+    }
+
+    private func checkCompatible(_ value: ColumnValue) throws {
+        guard !Self.fits(value, column) else { return }
+        let swiftSide =
+            if case .array(_, let element?) = value { "arrays of \(element.rawValue)" } else if value.isArray { "arrays" } else { value.wireType?.rawValue ?? "nil" }
+        throw StructPostgresError(
+            .unsupportedType,
+            "property '\(property)' holds \(swiftSide) values, which column '\(column.name)' of type \(column.typeName) cannot store and give back",
+            entity: entity, table: table, column: column.name, property: property)
+    }
+
+    /// Checks a non-null value of a type the column accepts: range, length, NUL bytes, and what the column would
+    /// silently lose (a fraction in an integer column, a time of day in a `date` column).
     func check(_ value: ColumnValue, row: Int) throws {
+        try check(value, row: row, in: column)
+    }
+
+    private func check(_ value: ColumnValue, row: Int, in column: TableSchema.Column) throws {
         if let problem = value.encodingProblem { throw fail(.invalidValue, problem, row: row, sqlState: SQLState.numericValueOutOfRange) }
         switch value {
         case .text(let text), .jsonb(let text):
@@ -63,9 +85,10 @@ struct ValueChecker: Sendable {
                            row: row, sqlState: SQLState.stringDataRightTruncation)
             }
         case .array(let elements, _):
-            for element in elements { try check(element, row: row) }
+            let elementColumn = column.element ?? column
+            for element in elements where !element.isNull { try check(element, row: row, in: elementColumn) }
         case .int2, .int4, .int8, .numeric:
-            try checkRange(value, row: row)
+            try checkRange(value, row: row, in: column)
         case .float8(let double) where !double.isFinite && column.category == "N" && !column.baseName.hasPrefix("float"):
             throw fail(.invalidValue, Self.nonFinite(double.isNaN, double.sign, column), row: row, sqlState: SQLState.numericValueOutOfRange)
         case .float4(let float) where !float.isFinite && column.category == "N" && !column.baseName.hasPrefix("float"):
@@ -75,8 +98,31 @@ struct ValueChecker: Sendable {
                 throw fail(.invalidValue, "a value is out of range for column '\(column.name)' of type real",
                            row: row, sqlState: SQLState.numericValueOutOfRange)
             }
+        case .float8(let double) where column.isInteger:
+            try checkWhole(double, row: row, in: column)
+        case .float4(let float) where column.isInteger:
+            try checkWhole(Double(float), row: row, in: column)
+        case .timestamptz(let date) where column.baseName == "date":
+            // The session's time zone is UTC (a startup parameter), so the server keeps the day in UTC.
+            if date.timeIntervalSince1970.truncatingRemainder(dividingBy: 86_400) != 0 {
+                throw fail(.invalidValue, "a Date with a time of day cannot be stored in column '\(column.name)' of type date, which keeps the day only (in UTC) and would drop the time; use timestamptz, or write the start of the day in UTC",
+                           row: row)
+            }
         default:
             break
+        }
+    }
+
+    /// A `Double` or `Float` bound for an integer column: PostgreSQL would round a fraction away, so only whole
+    /// values within the column's range are written.
+    private func checkWhole(_ value: Double, row: Int, in column: TableSchema.Column) throws {
+        if value.rounded(.towardZero) != value {
+            throw fail(.invalidValue, "a value with a fractional part cannot be stored in column '\(column.name)' of type \(column.typeName), which would round it; round it before writing, or use a double precision or numeric column",
+                       row: row, sqlState: SQLState.numericValueOutOfRange)
+        }
+        if let (low, high) = Self.integerBounds(column), value < Double(low) || value >= Double(high) + 1 {
+            throw fail(.invalidValue, "a value is out of range for column '\(column.name)' of type \(column.typeName)",
+                       row: row, sqlState: SQLState.numericValueOutOfRange)
         }
     }
 
@@ -92,8 +138,8 @@ struct ValueChecker: Sendable {
         return text.withUTF8 { bytes in bytes.count > 0 && memchr(bytes.baseAddress!, 0, bytes.count) != nil }
     }
 
-    private func checkRange(_ value: ColumnValue, row: Int) throws {
-        if let integer = value.integer, let (low, high) = integerBounds {
+    private func checkRange(_ value: ColumnValue, row: Int, in column: TableSchema.Column) throws {
+        if let integer = value.integer, let (low, high) = Self.integerBounds(column) {
             guard integer < low || integer > high else { return }
             throw fail(.invalidValue, "a value is out of range for column '\(column.name)' of type \(column.typeName)",
                        row: row, sqlState: SQLState.numericValueOutOfRange)
@@ -101,7 +147,7 @@ struct ValueChecker: Sendable {
         let bounds: (min: Decimal, max: Decimal)
         switch column.baseName {
         case "int2", "int4", "int8":
-            guard let (low, high) = integerBounds else { return }
+            guard let (low, high) = Self.integerBounds(column) else { return }
             bounds = (Decimal(low), Decimal(high))
         case "numeric":
             guard let (precision, scale) = column.numericPrecision else { return }
@@ -124,7 +170,7 @@ struct ValueChecker: Sendable {
                        row: row, sqlState: SQLState.numericValueOutOfRange)
         }
         // PostgreSQL would round a Decimal to the column's scale: an exact value is kept exactly or refused.
-        if case .numeric(var exact) = value, let (_, scale) = column.numericPrecision {
+        if case .numeric(var exact) = value, let scale = column.isInteger ? 0 : column.numericPrecision?.scale {
             var rounded = Decimal()
             NSDecimalRound(&rounded, &exact, scale, .plain)
             if rounded != exact {
@@ -135,7 +181,7 @@ struct ValueChecker: Sendable {
     }
 
     /// The range of an integer column, compared without going through `Decimal`.
-    private var integerBounds: (Int64, Int64)? {
+    private static func integerBounds(_ column: TableSchema.Column) -> (Int64, Int64)? {
         switch column.baseName {
         case "int2": (Int64(Int16.min), Int64(Int16.max))
         case "int4": (Int64(Int32.min), Int64(Int32.max))
