@@ -43,10 +43,51 @@ extension Bench {
                 upsertCPU[contender] = (CPUTime.now(server: false) - upsertStart).client / Double(calls + 50) * 1_000_000
             }
         }
+        try await callCosts(contenders, books: books)
         for contender in contenders {
             let (queries, writes) = (latencies[contender]!.sorted(), upserts[contender]!.sorted())
             say("P point query \(contender.rawValue): p50 \(Int(queries[queries.count / 2])) µs, client CPU \(Int(cpu[contender]!)) µs per call")
             say("P single upsert \(contender.rawValue): p50 \(Int(writes[writes.count / 2])) µs, client CPU \(Int(upsertCPU[contender]!)) µs per call")
         }
+    }
+
+    /// The thread sleeps and allocations of one point query and one single upsert, per contender (see ``CallCost``):
+    /// hand-written code on a held connection and leasing one per call, the library with its defaults.
+    func callCosts(_ contenders: [Contender], books: Int) async throws {
+        let count = 2_000
+        func book(_ call: Int) -> UUID { BenchData.uuid(2, (call * 7_919) % books) }
+        var version = 300_000
+        func nextBook(_ call: Int) -> BenchBook {
+            version += 1
+            return BenchData.book(call % books, authors: options.authors, version: version)
+        }
+        try await hand.client.withConnection { connection in
+            for contender in contenders {
+                var call = 0
+                let fetch = try await CallCost.measure(count) {
+                    call += 1
+                    switch contender {
+                    case .handWritten: _ = try await hand.reviews(of: book(call), on: connection)
+                    default: _ = try await service.fetch(BenchReview.self, where: .equal("bookID", book(call)), sortedBy: [.ascending("createdAt")])
+                    }
+                }
+                let upsert = try await CallCost.measure(count) {
+                    call += 1
+                    switch contender {
+                    case .handWritten: _ = try await hand.upsertOneReportingOutcome(nextBook(call), on: connection)
+                    default: try await service.update(entities: [nextBook(call)])
+                    }
+                }
+                say("P costs, point query, \(contender == .handWritten ? "hand-written (held connection)" : contender.rawValue): \(fetch)")
+                say("P costs, single upsert, \(contender == .handWritten ? "hand-written (held connection)" : contender.rawValue): \(upsert)")
+            }
+        }
+        guard contenders.contains(.handWritten) else { return }
+        var call = 0
+        let leased = try await CallCost.measure(count) {
+            call += 1
+            _ = try await hand.client.withConnection { try await hand.reviews(of: book(call), on: $0) }
+        }
+        say("P costs, point query, hand-written (a lease per call): \(leased)")
     }
 }
