@@ -10,8 +10,8 @@
 # a server session itself (prepared statements, kept connections, cancellation, TLS) and the pooler's and replicas'
 # own suites, which ran in the first pass; then again against PostgreSQL 18 with max_connections = 100 through
 # DATABASE_URL; then the web service examples' tests (Examples/BookstoreServer on Hummingbird, Examples/BookstoreVapor
-# on Vapor); the tutorial followed as written (scripts/check-tutorial); the public API's checks; last, the unit
-# tests under the thread sanitizer.
+# on Vapor); the tutorial followed as written (scripts/check-tutorial); the public API's checks; the Vapor example's
+# newcomer path followed as written (scripts/check-vapor-newcomer); last, the unit tests under the thread sanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -118,6 +118,15 @@ if command -v python3 >/dev/null 2>&1; then
   python3 scripts/check-api
 else
   echo "test.sh: SKIPPED scripts/check-docs and scripts/check-api: python3 is not installed"
+fi
+# The Vapor example's README followed from an empty folder: clone, scripts/demo.sh --vapor, a curl per route, Ctrl-C.
+# After the API's checks: the clone's sources are compiled into the same build folder, replacing the checkout's
+# modules that those checks read.
+if [ -z "${DATABASE_URL:-}" ] && [ "${STRUCTPG_SKIP_NEWCOMER:-}" != 1 ]; then
+  echo "test.sh: the Vapor example's newcomer path (scripts/check-vapor-newcomer)"
+  scripts/check-vapor-newcomer
+else
+  echo "test.sh: SKIPPED the Vapor example's newcomer path: DATABASE_URL or STRUCTPG_SKIP_NEWCOMER=1 is set"
 fi
 # Last, the unit tests under the thread sanitizer: the engine's locks, atomics and `@unchecked Sendable` types, and
 # the pool's state machine driven from many tasks. Only Swift code is instrumented (-Xswiftc -sanitize=thread), so
