@@ -9,8 +9,9 @@
 # second time through a local PgBouncer in transaction mode (STRUCTPG_TEST_POOLER=pgbouncer), all but those about
 # a server session itself (prepared statements, kept connections, cancellation, TLS) and the pooler's and replicas'
 # own suites, which ran in the first pass; then again against PostgreSQL 18 with max_connections = 100 through
-# DATABASE_URL; then the web service example's tests (Examples/BookstoreServer); last, the tutorial followed as
-# written (scripts/check-tutorial).
+# DATABASE_URL; then the web service examples' tests (Examples/BookstoreServer on Hummingbird, Examples/BookstoreVapor
+# on Vapor); the tutorial followed as written (scripts/check-tutorial); the public API's checks; the Vapor example's
+# newcomer path followed as written (scripts/check-vapor-newcomer); last, the unit tests under the thread sanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -95,6 +96,11 @@ fi
 echo "test.sh: the book store web service (Examples/BookstoreServer)"
 swift build --package-path Examples/BookstoreServer "${scratch[@]}" --build-tests
 run_pass 5 --package-path Examples/BookstoreServer "${scratch[@]}" --skip-build
+# The same book store on Vapor, and Fluent for the guide "Coming from Fluent" (its own package, in the same build
+# folder: NIO, PostgresNIO and the crypto libraries are not compiled again; Vapor and Fluent are, the first time).
+echo "test.sh: the book store on Vapor (Examples/BookstoreVapor)"
+swift build --package-path Examples/BookstoreVapor "${scratch[@]}" --build-tests
+run_pass 5 --package-path Examples/BookstoreVapor "${scratch[@]}" --skip-build
 # The tutorial, followed as a new user would: from an empty folder to `swift run App` and `swift test`, its
 # Package.swift (the README's) built as pasted against this checkout.
 if [ -z "${DATABASE_URL:-}" ]; then
@@ -112,6 +118,15 @@ if command -v python3 >/dev/null 2>&1; then
   python3 scripts/check-api
 else
   echo "test.sh: SKIPPED scripts/check-docs and scripts/check-api: python3 is not installed"
+fi
+# The Vapor example's README followed from an empty folder: clone, scripts/demo.sh --vapor, a curl per route, Ctrl-C.
+# After the API's checks: the clone's sources are compiled into the same build folder, replacing the checkout's
+# modules that those checks read.
+if [ -z "${DATABASE_URL:-}" ] && [ "${STRUCTPG_SKIP_NEWCOMER:-}" != 1 ]; then
+  echo "test.sh: the Vapor example's newcomer path (scripts/check-vapor-newcomer)"
+  scripts/check-vapor-newcomer
+else
+  echo "test.sh: SKIPPED the Vapor example's newcomer path: DATABASE_URL or STRUCTPG_SKIP_NEWCOMER=1 is set"
 fi
 # Last, the unit tests under the thread sanitizer: the engine's locks, atomics and `@unchecked Sendable` types, and
 # the pool's state machine driven from many tasks. Only Swift code is instrumented (-Xswiftc -sanitize=thread), so

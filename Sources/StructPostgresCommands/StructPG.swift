@@ -61,6 +61,32 @@ public struct StructPG: AsyncParsableCommand {
         }
     }
 
+    /// Runs the command line without an app's models, as the `structpg` binary does: the same as
+    /// `await StructPG.main(models: [])`.
+    ///
+    /// ```swift
+    /// await StructPG.main()
+    /// ```
+    public static func main() async {
+        await main(models: [])
+    }
+
+    /// Runs the command line without an app's models, from synchronous code such as a `main` that is not `async`:
+    /// it waits for the commands, which run on Swift's concurrency threads. From `async` code, call
+    /// `await StructPG.main()`.
+    ///
+    /// ArgumentParser's own synchronous `main()` cannot run an asynchronous command: in a debug build it stopped with a
+    /// message asking for an availability annotation, which is beside the point on Linux.
+    @available(*, noasync, message: "call await StructPG.main() from async code")
+    public static func main() {
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            await main(models: [])
+            done.signal()
+        }
+        done.wait()
+    }
+
     /// Parses and runs, as ArgumentParser's `main()` does, but a bad argument is one line on stderr too, as every
     /// other failure.
     private static func run(_ arguments: [String]?) async {

@@ -22,6 +22,9 @@ private let authors = """
         let version = try await CLI.run(["--version"], environment: [:])
         #expect(version.status == 0)
         #expect(version.output.trimmingCharacters(in: .whitespacesAndNewlines) == StructPostgresVersion.current)
+        // The binary's `main` is the synchronous `StructPG.main()`: ArgumentParser's own one stopped there, asking for
+        // an availability annotation.
+        #expect(version.errors.isEmpty, "\(version.errors)")
         try await withCLI(["0001_authors.sql": authors]) { cli, files, service in
             let up = try await CLI.run(["migrate", "up", "-d", cli.databaseURL, "-m", files.directory.path], environment: [:])
             #expect(up.status == 0, "\(up.errors)")
