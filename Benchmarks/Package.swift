@@ -14,6 +14,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/fluent-postgres-driver", exact: "2.14.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", exact: "1.7.3"),
         .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
+        // Counts allocations per call when preloaded (`scripts/bench.sh --costs`): the Bench finds its counters by name.
+        .package(url: "https://github.com/ordo-one/malloc-interposer", exact: "1.6.1"),
     ],
     targets: [
         .executableTarget(

@@ -47,7 +47,7 @@ private struct ProbeEntity: EntityProtocol {
         configuration.coalescing = WriteCoalescing(window: .seconds(60))
     }
 
-    private func lane(_ service: PostgresService, _ options: UpsertOptions = .upsert) -> CoalescingLane<Reading> {
+    private func lane(_ service: PostgresService, _ options: UpsertOptions = .upsert) -> CoalescingLane<Reading, UpsertResult> {
         service.runtime.coalescer.lane(Reading.self, options)
     }
 
@@ -93,7 +93,7 @@ private struct ProbeEntity: EntityProtocol {
     /// A write of the lane under way and held: a row stored, locked from another connection, and a call writing
     /// it; calls made meanwhile queue behind it. `release` lets that write end and returns its result.
     private struct HeldWrite<Model: StoredModel> {
-        let lane: CoalescingLane<Model>
+        let lane: CoalescingLane<Model, UpsertResult>
         let release: @Sendable () async throws -> UpsertResult
     }
 
@@ -111,7 +111,7 @@ private struct ProbeEntity: EntityProtocol {
         let unlock = try await lockRow(service, lock)
         let lane = service.runtime.coalescer.lane(Model.self, options)
         let first = Task { try await service.update(entities: [then], options: options) }
-        try await waitUntil("the first call writes") { lane.load.writing == 1 }
+        try await waitUntil("the first call writes") { lane.load.running == 1 }
         return HeldWrite(lane: lane) {
             try await unlock()
             return try await first.value
@@ -119,7 +119,7 @@ private struct ProbeEntity: EntityProtocol {
     }
 
     /// Starts the calls one after another, each once the one before it waits in the lane: their arrival order.
-    private func queue<Model: StoredModel>(_ readings: [Model], behind lane: CoalescingLane<Model>, _ service: PostgresService,
+    private func queue<Model: StoredModel>(_ readings: [Model], behind lane: CoalescingLane<Model, UpsertResult>, _ service: PostgresService,
                                            options: UpsertOptions = .upsert) async throws -> [Task<UpsertResult, any Error>] {
         var calls: [Task<UpsertResult, any Error>] = []
         for reading in readings {
@@ -331,7 +331,7 @@ private struct ProbeEntity: EntityProtocol {
             let two = [Reading(uuid: UUID(), value: 4), Reading(uuid: UUID(), value: 5)]
             #expect(try await service.update(entities: two) == UpsertResult(inserted: 2))
             #expect(lane.load.waiting == 0)
-            #expect(lane.load.writing == 1)
+            #expect(lane.load.running == 1)
 
             _ = try await held.release()
             #expect(!log.all.contains(where: isCoalesced))

@@ -8,9 +8,24 @@ private struct Tick: StoredModel {
     var uuid: UUID
 }
 
+private typealias Lane = CoalescingLane<Tick, UpsertResult>
+private typealias Write = @Sendable ([Tick]) async throws -> [UpsertResult]
+
+extension CoalescingLane where Input == Tick, Output == UpsertResult {
+    /// As the operation path calls a lane: at once when nothing else is in flight, otherwise submitted.
+    fileprivate func upsert(_ tick: Tick, write: @escaping Write) async throws -> UpsertResult {
+        if let alone = try await alone({ try await write([tick])[0] }) { return alone }
+        return try await submit(tick) { ticks in
+            do { return try await write(ticks).map { .success($0) } } catch { return ticks.map { _ in .failure(error) } }
+        }
+    }
+}
+
 /// The lane's scheduling alone: its writes are closures here, so that a test decides when a write ends. (What a
 /// batch writes to PostgreSQL is tested against a server in `CoalescedWriteTests`.)
 @Suite(.timeLimit(.minutes(1))) struct CoalescingLaneTests {
+    static let withdrawn = "the task was cancelled while its upsert waited to be coalesced; its row was not sent"
+
     private final class Writes: Sendable {
         let sizes = Mutex<[Int]>([])
         /// Each write waits this long, so that calls gather behind it.
@@ -18,7 +33,7 @@ private struct Tick: StoredModel {
 
         init(pause: Duration) { self.pause = pause }
 
-        var write: CoalescingLane<Tick>.Write {
+        var write: Write {
             { [self] ticks in
                 sizes.withLock { $0.append(ticks.count) }
                 try await Task.sleep(for: pause)
@@ -28,12 +43,12 @@ private struct Tick: StoredModel {
     }
 
     /// A lane whose batches run in background tasks of the test's own, ended when `body` returns.
-    private func withLane(_ settings: WriteCoalescing, _ body: (CoalescingLane<Tick>) async throws -> Void) async throws {
+    private func withLane(_ settings: WriteCoalescing, _ body: (Lane) async throws -> Void) async throws {
         let background = BackgroundTasks()
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { await background.run() }
             defer { background.finish() }
-            try await body(CoalescingLane<Tick>(settings: settings, background: background))
+            try await body(Lane(window: settings.window, maxBatch: settings.maxBatch, background: background, withdrawn: Self.withdrawn))
         }
     }
 
@@ -44,11 +59,11 @@ private struct Tick: StoredModel {
 
     @Test func aCallAfterAWithdrawnCallWhoseWindowEndedIsStillSent() async throws {
         // A window long enough to see a call waiting in it on a loaded machine (the test polls every 10 ms).
-        try await withLane(WriteCoalescing(window: .seconds(1))) { (lane: CoalescingLane<Tick>) async throws in
+        try await withLane(WriteCoalescing(window: .seconds(1))) { (lane: Lane) async throws in
         let writes = Writes(pause: .milliseconds(300))
         // A lone write, and three calls behind it: their batch makes the lane expect three calls at a time.
         let first = Task { try await lane.upsert(Tick(uuid: UUID()), write: writes.write) }
-        try await waitUntil { lane.load.writing == 1 }
+        try await waitUntil { lane.load.running == 1 }
         let behind = (0..<3).map { _ in Task { try await lane.upsert(Tick(uuid: UUID()), write: writes.write) } }
         _ = try await first.value
         for call in behind { _ = try await call.value }
@@ -71,7 +86,7 @@ private struct Tick: StoredModel {
     }
 
     @Test func callsOneAtATimeAreEachWrittenAtOnce() async throws {
-        try await withLane(WriteCoalescing(window: .seconds(60))) { (lane: CoalescingLane<Tick>) async throws in
+        try await withLane(WriteCoalescing(window: .seconds(60))) { (lane: Lane) async throws in
             let writes = Writes(pause: .zero)
             for _ in 0..<5 { #expect(try await lane.upsert(Tick(uuid: UUID()), write: writes.write) == UpsertResult(inserted: 1)) }
             #expect(writes.sizes.withLock { $0 } == [1, 1, 1, 1, 1])
@@ -83,10 +98,10 @@ private struct Tick: StoredModel {
         let background = BackgroundTasks()
         background.finish()
         await background.run()
-        let lane = CoalescingLane<Tick>(settings: WriteCoalescing(window: .milliseconds(10)), background: background)
+        let lane = Lane(window: .milliseconds(10), maxBatch: 256, background: background, withdrawn: Self.withdrawn)
         let writes = Writes(pause: .milliseconds(300))
         let alone = Task { try await lane.upsert(Tick(uuid: UUID()), write: writes.write) }
-        try await waitUntil { lane.load.writing == 1 }
+        try await waitUntil { lane.load.running == 1 }
         let behind = Task { try await lane.upsert(Tick(uuid: UUID()), write: writes.write) }
         #expect(try await alone.value == UpsertResult(inserted: 1))
         let error = await #expect(throws: StructPostgresError.self) { try await behind.value }

@@ -19,7 +19,7 @@ struct CallCost: CustomStringConvertible {
     }
 
     /// The cost per call of running `call` `count` times, one after the other.
-    static func measure(_ count: Int, _ call: () async throws -> Void) async rethrows -> CallCost {
+    nonisolated(nonsending) static func measure(_ count: Int, _ call: () async throws -> Void) async rethrows -> CallCost {
         let interposer = Interposer.shared
         let before = usage()
         interposer?.reset()
@@ -38,7 +38,7 @@ struct CallCost: CustomStringConvertible {
 
     private static func usage() -> (voluntary: Int, involuntary: Int) {
         var usage = rusage()
-        getrusage(RUSAGE_SELF, &usage)
+        getrusage(RUSAGE_SELF.rawValue, &usage)
         return (usage.ru_nvcsw, usage.ru_nivcsw)
     }
 

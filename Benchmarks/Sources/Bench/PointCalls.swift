@@ -14,10 +14,12 @@ extension Bench {
         var cpu: [Contender: Double] = [:]
         var upserts: [Contender: [Double]] = [:]
         var upsertCPU: [Contender: Double] = [:]
+        // BENCH_P_PHASE=fetch or upsert runs that phase alone (for a profiler or strace attached meanwhile).
+        let phase = ProcessInfo.processInfo.environment["BENCH_P_PHASE"]
         try await hand.client.withConnection { connection in
             for contender in contenders {
                 let start = CPUTime.now(server: false)
-                for call in -50..<calls {
+                for call in -50..<(phase == "upsert" ? -50 : calls) {
                     let book = BenchData.uuid(2, (max(call, 0) * 7_919) % books)
                     let seconds = try await Report.seconds {
                         switch contender {
@@ -29,7 +31,7 @@ extension Bench {
                 }
                 cpu[contender] = (CPUTime.now(server: false) - start).client / Double(calls + 50) * 1_000_000
                 let upsertStart = CPUTime.now(server: false)
-                for call in -50..<calls {
+                for call in -50..<(phase == "fetch" ? -50 : calls) {
                     // A version of each call's own: every upsert changes its row (an unchanged row is not rewritten).
                     let book = BenchData.book(max(call, 0) % books, authors: options.authors, version: call + (contender == .handWritten ? 100_000 : 200_000))
                     let seconds = try await Report.seconds {
@@ -43,6 +45,7 @@ extension Bench {
                 upsertCPU[contender] = (CPUTime.now(server: false) - upsertStart).client / Double(calls + 50) * 1_000_000
             }
         }
+        guard phase == nil else { return }
         try await callCosts(contenders, books: books)
         for contender in contenders {
             let (queries, writes) = (latencies[contender]!.sorted(), upserts[contender]!.sorted())

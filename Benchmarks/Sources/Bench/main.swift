@@ -54,12 +54,13 @@ try await withThrowingTaskGroup(of: Void.self) { group in
         if run.contains("W7") { try await bench.streaming(&report) }
         if run.contains("W1") { for size in options.sizes { try await bench.bulkUpsert(&report, count: size) } }
         if run.contains("W2") { try await bench.fetches(&report) }
+        if run.contains("W2C") { try await bench.contendedReads(&report, settings) }
         if run.contains("W3") {
             try await bench.singleUpserts(&report)
             try await bench.singleUpsertsPlainStatement()
         }
         if run.contains("W4") { try await bench.concurrentUpserts(&report) }
-        if run.contains("W4B") { try await bench.contendedUpserts(&report) }
+        if run.contains("W4B") { try await bench.contendedUpserts(&report, settings) }
         if run.contains("W4C") {
             try await bench.coalescedUpserts(&report, settings, setting: cluster == nil ? "this server" : "fsync off", lone: true)
             if cluster != nil { try await Bench.coalescedUpsertsDurably(&report, options: options, migrations: migrations) }

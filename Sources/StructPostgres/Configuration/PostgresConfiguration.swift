@@ -49,10 +49,14 @@ public struct PostgresConfiguration: Sendable {
     public var tracer: (any Tracer)?
     /// Where the service's metrics go; `nil` takes `MetricsSystem.factory` (what the app bootstrapped).
     public var metricsFactory: (any MetricsFactory)?
-    /// Gather concurrent single-row upserts into one statement and one commit (see ``WriteCoalescing``);
-    /// `nil` (the default): only calls whose options say ``UpsertOptions/coalesced(_:)`` are, with the default
+    /// Gather concurrent single-row upserts and deletes into one statement and one commit (see ``WriteCoalescing``).
+    /// On by default: a lone call is sent at once, and calls gather only while others of their kind are in flight.
+    /// `nil` turns it off: then only upserts whose options say ``UpsertOptions/coalesced(_:)`` are, with the default
     /// window and batch size.
-    public var coalescing: WriteCoalescing?
+    public var coalescing: WriteCoalescing? = WriteCoalescing()
+    /// Gather concurrent point reads of one shape into one statement (see ``ReadCoalescing``). On by default; `nil`
+    /// turns it off.
+    public var readCoalescing: ReadCoalescing? = ReadCoalescing()
     /// Put each statement's parameterized SQL in its span's `db.query.text` (on by default; bound values never,
     /// literals of hand-written SQL masked: `'****'` for a string, `?` for a number).
     public var tracesQueryText = true

@@ -2,9 +2,19 @@ extension OperationPath {
     func fetch<Model: EntityConvertible>(_ type: Model.Type, _ request: FetchRequest, loading: Loading) async throws -> [Model] {
         var operation = Operation(.fetch, Model.Entity.self)
         operation.countsRows = .read
-        return try await perform(operation) { session in
-            try await session.fetchGraph(Model.Entity.self, request, loading: loading.resolved(runtime.defaultLoading))
-                .map { try $0.toModel() }
+        let loading = loading.resolved(runtime.defaultLoading)
+        if transaction == nil, runtime.coalescer.reads != nil, let point = pointRead(Model.Entity.self, request, loading, operation) {
+            if let alone = try await point.lane.alone({ try await fetchAlone(Model.self, request, loading, operation) }) { return alone }
+            return try await coalescedFetch(Model.self, point, operation)
+        }
+        return try await fetchAlone(Model.self, request, loading, operation)
+    }
+
+    private func fetchAlone<Model: EntityConvertible>(
+        _ type: Model.Type, _ request: FetchRequest, _ loading: Loading, _ operation: Operation
+    ) async throws -> [Model] {
+        try await perform(operation) { session in
+            try await session.fetchGraph(Model.Entity.self, request, loading: loading).map { try $0.toModel() }
         }
     }
 

@@ -14,7 +14,11 @@ extension OperationPath {
             guard transaction == nil, runtime.coalescer.applies(to: options) else {
                 return try await perform(operation) { try await writer($0, options).upsertOne(entity) }
             }
-            return try await coalesced(entity, operation, options: options)
+            let lane = runtime.coalescer.lane(Model.Entity.self, options)
+            if let alone = try await lane.alone({ try await perform(operation) { try await writer($0, options).upsertOne(entity) } }) {
+                return alone
+            }
+            return try await coalesced(entity, lane, operation, options: options)
         }
         return try await write(try await UnitOfWork.convert(models[...], inParallel: true), operation, options: options)
     }
@@ -23,21 +27,68 @@ extension OperationPath {
     /// its own operation; a batch is written as the first of its calls would write alone: its statements traced
     /// under that call's span and tracer, sent again after a deadlock or serialization failure as every write is, and
     /// rows with repeated keys in a transaction of this path.
-    private func coalesced<E: EntityProtocol>(_ entity: E, _ operation: Operation, options: UpsertOptions) async throws -> UpsertResult {
+    private func coalesced<E: EntityProtocol>(
+        _ entity: E, _ lane: CoalescingLane<E, UpsertResult>, _ operation: Operation, options: UpsertOptions
+    ) async throws -> UpsertResult {
         try await runtime.telemetry.measure(operation) { span in
             let instruments = runtime.telemetry.inherited()
-            return try await runtime.coalescer.lane(E.self, options).upsert(entity) { entities in
-                try await instruments.bound {
-                    try await retrying(maxRetries: nil, span) {
-                        try await runtime.withSession(span, atomic: true) { session in
-                            try await writer(session, options).upsertEach(entities) { body in
-                                try await TransactionState.run(on: session, options: TransactionOptions()) { _ in try await body() }
+            return try await lane.submit(entity) { entities in
+                await Self.splittingOnRowFaults(entities) { entities in
+                    try await instruments.bound {
+                        try await retrying(maxRetries: nil, span) {
+                            try await runtime.withSession(span, atomic: true) { session in
+                                try await writer(session, options).upsertEach(entities) { body in
+                                    try await TransactionState.run(on: session, options: TransactionOptions()) { _ in try await body() }
+                                }
                             }
                         }
                     }
                 }
             }
         }
+    }
+
+    /// Deletes `entity`'s row with the concurrent single-row deletes of its type (see ``WriteCoalescing``): one
+    /// `DELETE ... RETURNING` for the batch, each caller learning whether its row went (a key deleted twice goes
+    /// to the first of its callers).
+    private func coalescedDelete<E: EntityProtocol>(_ entity: E, _ lane: CoalescingLane<E, Int>, _ operation: Operation) async throws -> Int {
+        try await runtime.telemetry.measure(operation) { span in
+            let instruments = runtime.telemetry.inherited()
+            return try await lane.submit(entity) { entities in
+                await Self.splittingOnRowFaults(entities) { entities in
+                    try await instruments.bound {
+                        try await retrying(maxRetries: nil, span) {
+                            try await runtime.withSession(span, atomic: true) { try await writer($0).deleteEach(entities) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs `write` on `entities`; when the batch fails for what one of its rows holds, runs each half again on its
+    /// own, in order, so that only the calls whose rows are at fault get the error.
+    private static func splittingOnRowFaults<E: Sendable, Output>(
+        _ entities: [E], _ write: ([E]) async throws -> [Output]
+    ) async -> [Result<Output, any Error>] {
+        do {
+            return try await write(entities).map { .success($0) }
+        } catch let error as StructPostgresError where entities.count > 1 && isARowsFault(error) {
+            let middle = entities.count / 2
+            return await splittingOnRowFaults(Array(entities[..<middle]), write) + splittingOnRowFaults(Array(entities[middle...]), write)
+        } catch {
+            return entities.map { _ in .failure(error) }
+        }
+    }
+
+    /// Whether an error comes from what a row holds: a value refused before sending, a constraint, a data
+    /// exception or two rows the server holds for one (SQLSTATE classes 21, 22 and 23). Nothing of a failed
+    /// statement was written, so its halves can be written again. Any other error reaches every call of the batch.
+    private static func isARowsFault(_ error: StructPostgresError) -> Bool {
+        let codes: [StructPostgresError.Code] = [
+            .invalidValue, .unsupportedType, .uniqueViolation, .foreignKeyViolation, .notNullViolation, .checkViolation,
+        ]
+        return codes.contains(error.code) || ["21", "22", "23"].contains(error.sqlState?.prefix(2) ?? "")
     }
 
     /// Writes a unit of work: atomically when it takes more than one statement.
@@ -51,7 +102,15 @@ extension OperationPath {
 
     func delete<Model: EntityConvertible>(_ models: [Model]) async throws -> Int {
         let entities = try await UnitOfWork.entities(models)
-        return try await perform(Operation(.delete, Model.Entity.self, rows: models.count)) { try await writer($0).delete(entities) }
+        let operation = Operation(.delete, Model.Entity.self, rows: models.count)
+        if entities.count == 1, transaction == nil, runtime.coalescer.writesByDefault {
+            let lane = runtime.coalescer.deleteLane(Model.Entity.self)
+            if let alone = try await lane.alone({ try await perform(operation) { try await writer($0).delete(entities) } }) {
+                return alone
+            }
+            return try await coalescedDelete(entities[0], lane, operation)
+        }
+        return try await perform(operation) { try await writer($0).delete(entities) }
     }
 
     func deleteAll<E: EntityProtocol>(_ type: E.Type, _ filter: Filter?) async throws -> Int {

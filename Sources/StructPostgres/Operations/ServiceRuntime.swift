@@ -8,7 +8,7 @@ final class ServiceRuntime: Sendable {
     let router: ConnectionRouter
     let sessions: SessionContext
     let upserts: UpsertCache
-    let coalescer: WriteCoalescer
+    let coalescer: Coalescer
     /// What a fetch naming no ``Loading`` loads (read per fetch: kept apart from the configuration's copy).
     let defaultLoading: Loading
     /// The one listening connection, opened when the first observer needs it.
@@ -29,7 +29,7 @@ final class ServiceRuntime: Sendable {
         let sessions = SessionContext(configuration: configuration, telemetry: telemetry)
         self.sessions = sessions
         upserts = UpsertCache(catalog: sessions.catalog)
-        coalescer = WriteCoalescer(configured: configuration.coalescing, background: background)
+        coalescer = Coalescer(writes: configuration.coalescing, reads: configuration.readCoalescing, background: background)
         defaultLoading = configuration.defaultLoading
         let listening = configuration.listenerConnection
         let (timeout, logger) = (configuration.pool.connectTimeout, configuration.logger)

@@ -7,6 +7,8 @@ struct SelectShape {
     private(set) var shape: SelectTemplates.Shape
     /// Each comparison's encoded value, in the order the text binds them, with what checks it.
     private var comparisons: [(FilterComparison, ColumnValue)] = []
+    /// The filter is one equality on one column, without options: a point read (see ``pointValue``).
+    private var isEquality = false
 
     /// The shape of `request`, or `nil` when it has none; never throws (a filter that fails fails when built).
     init?(_ request: FetchRequest, entity: ObjectIdentifier, description: EntityDescription) {
@@ -14,6 +16,9 @@ struct SelectShape {
         shape = SelectTemplates.Shape(entity: entity)
         if let filter = request.filter {
             guard add(filter.node, description, depth: 0) else { return nil }
+            if case .compare(_, .equal, _, let options) = filter.node, !options.caseInsensitive, !options.diacriticInsensitive {
+                isEquality = true
+            }
         }
         for key in request.sort {
             guard key.isValid else { return nil }
@@ -21,6 +26,15 @@ struct SelectShape {
             shape.codes += [7, key.ascending ? 1 : 0, key.nulls == .default ? 0 : key.nulls == .first ? 1 : 2]
         }
         shape.codes += [8, request.limit == nil ? 0 : 1, request.limit ?? 0]
+    }
+
+    /// The value a point read binds: a filter of one equality on one column, without options, of a value that is
+    /// neither null, NaN nor an array, and no offset. Such fetches of one shape can be answered together
+    /// (``DatabaseSession/fetchPoints(_:_:keys:loading:)``); `nil` for any other fetch, or a value the column refuses.
+    var pointValue: ColumnValue? {
+        guard isEquality, comparisons.count == 1, let (comparison, encoded) = comparisons.first,
+              let bound = try? comparison.boundValue(encoded), !bound.isArray else { return nil }
+        return bound
     }
 
     /// The statement of this fetch with `template`'s text: the values bound, each checked as when the text was built.

@@ -1,0 +1,61 @@
+/// A service's coalescing lanes (see ``CoalescingLane``), one per kind of call, entity type and shape: concurrent
+/// single-row upserts and deletes (``WriteCoalescing``) and point reads (``ReadCoalescing``), each kind on by
+/// default and turned off by a `nil` configuration.
+final class Coalescer: Sendable {
+    /// What a lane's calls share.
+    struct Key: Hashable, Sendable {
+        enum Kind: Hashable, Sendable {
+            case upsert(UpsertOptions.Conflict)
+            case delete
+            /// A point read of one shape (see ``ReadCoalescing``).
+            case read(PointReadShape)
+        }
+        let kind: Kind
+        let entity: ObjectIdentifier
+    }
+
+    /// How writes coalesce when a call's options say they do.
+    let writeSettings: WriteCoalescing
+    /// Whether writes coalesce unless their options say otherwise.
+    let writesByDefault: Bool
+    /// How point reads coalesce; `nil`: they do not.
+    let reads: ReadCoalescing?
+    private let lanes = Guarded<[Key: any Sendable]>([:])
+    private let background: BackgroundTasks
+
+    init(writes: WriteCoalescing?, reads: ReadCoalescing?, background: BackgroundTasks) {
+        self.background = background
+        var settings = writes ?? WriteCoalescing()
+        settings.maxBatch = min(settings.maxBatch, WritePlan.rowsPerStatement)
+        writeSettings = settings
+        writesByDefault = writes != nil
+        self.reads = reads
+    }
+
+    /// Whether an upsert with `options` is coalesced.
+    func applies(to options: UpsertOptions) -> Bool { options.coalesces ?? writesByDefault }
+
+    /// The lane of `key`, made on first use; its calls are told `withdrawn` when cancelled while they wait.
+    func lane<Input: Sendable, Output: Sendable>(_ key: Key, withdrawn: String) -> CoalescingLane<Input, Output> {
+        lanes.withLock { lanes in
+            if let lane = lanes[key] as? CoalescingLane<Input, Output> { return lane }
+            let (window, maxBatch) =
+                if case .read = key.kind, let reads { (reads.window, reads.maxBatch) } else { (writeSettings.window, writeSettings.maxBatch) }
+            let lane = CoalescingLane<Input, Output>(window: window, maxBatch: maxBatch, background: background, withdrawn: withdrawn)
+            lanes[key] = lane
+            return lane
+        }
+    }
+
+    /// The lane of single-row upserts of `E` with `options`' conflict rule.
+    func lane<E: EntityProtocol>(_ type: E.Type, _ options: UpsertOptions) -> CoalescingLane<E, UpsertResult> {
+        lane(.init(kind: .upsert(options.conflict), entity: ObjectIdentifier(E.self)),
+             withdrawn: "the task was cancelled while its upsert waited to be coalesced; its row was not sent")
+    }
+
+    /// The lane of single-row deletes of `E`.
+    func deleteLane<E: EntityProtocol>(_ type: E.Type) -> CoalescingLane<E, Int> {
+        lane(.init(kind: .delete, entity: ObjectIdentifier(E.self)),
+             withdrawn: "the task was cancelled while its delete waited to be coalesced; its row was not deleted")
+    }
+}

@@ -1,0 +1,73 @@
+/// What the point reads of a lane share besides their entity type: the shape of their text, what they load and
+/// where they run.
+struct PointReadShape: Hashable, Sendable {
+    let shape: SelectTemplates.Shape
+    let loading: Loading
+    let onPrimary: Bool
+}
+
+/// Point reads gathered (see ``ReadCoalescing``).
+extension OperationPath {
+    /// One call of a lane of point reads: its key, and its own request (run alone when its batch fails).
+    struct PointCall: Sendable {
+        let value: ColumnValue
+        let request: FetchRequest
+    }
+
+    struct PointRead<E: EntityProtocol> {
+        let call: PointCall
+        let loading: Loading
+        let lane: CoalescingLane<PointCall, [E]>
+    }
+
+    /// The lane of `request` when it is a point read (``SelectShape/pointValue``) of an entity whose table layout
+    /// the service knows already (the first fetch of a type reads it, alone).
+    func pointRead<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest, _ loading: Loading, _ operation: Operation) -> PointRead<E>? {
+        let entity = ObjectIdentifier(E.self)
+        guard let description = runtime.sessions.catalog.description(entity),
+              let shape = SelectShape(request, entity: entity, description: description), let value = shape.pointValue
+        else { return nil }
+        let onPrimary = if case .primary = route(operation) { true } else { false }
+        let key = Coalescer.Key(kind: .read(PointReadShape(shape: shape.shape, loading: loading, onPrimary: onPrimary)), entity: entity)
+        let lane: CoalescingLane<PointCall, [E]> = runtime.coalescer.lane(key, withdrawn: "the task was cancelled while its fetch waited to be coalesced; it was not sent")
+        return PointRead(call: PointCall(value: value, request: request), loading: loading, lane: lane)
+    }
+
+    /// Fetches with the concurrent point reads of its lane: one statement for their distinct keys; a batch that
+    /// fails runs each of its calls alone, so that an error reaches only the calls it concerns.
+    func coalescedFetch<Model: EntityConvertible>(_ type: Model.Type, _ point: PointRead<Model.Entity>, _ operation: Operation) async throws -> [Model] {
+        let loading = point.loading
+        let entities = try await runtime.telemetry.measure(operation) { span in
+            let instruments = runtime.telemetry.inherited()
+            return try await point.lane.submit(point.call) { calls in
+                do {
+                    return try await instruments.bound {
+                        var places: [ColumnValue: Int] = [:]
+                        var keys: [ColumnValue] = []
+                        for call in calls where places[call.value] == nil {
+                            places[call.value] = keys.count
+                            keys.append(call.value)
+                        }
+                        let found = try await runtime.withSession(span, route(operation)) { session in
+                            try await session.fetchPoints(Model.Entity.self, calls[0].request, keys: keys, loading: loading)
+                        }
+                        return calls.map { .success(found[places[$0.value]!]) }
+                    }
+                } catch {
+                    var outcomes: [Result<[Model.Entity], any Error>] = []
+                    for call in calls {
+                        do {
+                            outcomes.append(.success(try await instruments.bound {
+                                try await runtime.withSession(span, route(operation)) { try await $0.fetchGraph(Model.Entity.self, call.request, loading: loading) }
+                            }))
+                        } catch {
+                            outcomes.append(.failure(error))
+                        }
+                    }
+                    return outcomes
+                }
+            }
+        }
+        return try entities.map { try $0.toModel() }
+    }
+}
