@@ -129,6 +129,8 @@ public struct ReviewModel: StoredModel, Equatable {
     public let uuid: UUID
     public var bookID: UUID
     public var content: String?
+    /// One to five; `nil` for a review without a rating.
+    public var stars: Int?
     public var createdAt: Date
     public var userID: UUID?
     @Related public var user: UserModel?
@@ -171,10 +173,13 @@ extension BookEntity {
 }
 
 extension ReviewModel {
-    public init(uuid: UUID, bookID: UUID, content: String? = nil, createdAt: Date, userID: UUID? = nil, user: UserModel? = nil) {
+    public init(
+        uuid: UUID, bookID: UUID, content: String? = nil, stars: Int? = nil, createdAt: Date, userID: UUID? = nil, user: UserModel? = nil
+    ) {
         self.uuid = uuid
         self.bookID = bookID
         self.content = content
+        self.stars = stars
         self.createdAt = createdAt
         self.userID = userID
         _user = user.map { Related(wrappedValue: $0) } ?? Related()

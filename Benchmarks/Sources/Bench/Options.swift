@@ -15,11 +15,13 @@ struct Options {
     var singles = 2_000
     var stores = 100
     var streamRows = 1_000_000
+    /// W10's table: `average` over this many books, pages of 50 through them.
+    var aggregateRows = 100_000
     /// W1 sizes above this are not run for Fluent (fetch-or-create per row takes minutes there).
     var fluentMaxRows = 10_000
     /// Hand-written W1 above this many rows sends chunks of this many rows in one transaction.
     var chunk = 100_000
-    var workloads: Set<String> = ["W1", "W2", "W2C", "W3", "W4", "W4B", "W4C", "W5", "W6", "W7", "W8", "W9", "PGB"]
+    var workloads: Set<String> = ["W1", "W2", "W2C", "W3", "W4", "W4B", "W4C", "W5", "W6", "W7", "W8", "W9", "W10", "PGB"]
     var fluent = true
     var markdown = false
     /// Runs only this contender's rounds (to profile it alone); the others' figures are placeholders.
@@ -27,7 +29,7 @@ struct Options {
 
     static let usage = """
         Bench [--books N] [--authors N] [--reviews N] [--sizes N,N,...] [--rounds N] [--singles N] [--stores N]
-              [--stream-rows N] [--fluent-max-rows N] [--chunk N] [--only W1,W2,...] [--no-fluent] [--markdown]
+              [--stream-rows N] [--aggregate-rows N] [--fluent-max-rows N] [--chunk N] [--only W1,W2,...] [--no-fluent] [--markdown]
               [--quick]   (the smallest configuration: 1,000 books, 20,000 streamed rows, one round)
               [--profile hand-written|StructPostgres|Fluent]   (only that contender runs, e.g. under perf record;
                           the others' figures and every ratio are then meaningless)
@@ -41,6 +43,7 @@ struct Options {
             case "--markdown": markdown = true; continue
             case "--quick":
                 (books, authors, reviews, sizes, rounds, singles, stores, streamRows) = (1_000, 100, 3_000, [1_000], 1, 200, 10, 20_000)
+                aggregateRows = 5_000
                 continue
             case "--help": throw BenchError(Self.usage)
             default: break
@@ -71,6 +74,7 @@ struct Options {
             case "--singles": singles = value
             case "--stores": stores = value
             case "--stream-rows": streamRows = value
+            case "--aggregate-rows": aggregateRows = value
             case "--fluent-max-rows": fluentMaxRows = value
             case "--chunk": chunk = value
             default: throw BenchError("unknown option \(flag)\n\(Self.usage)")

@@ -60,6 +60,15 @@ public struct PostgresConfiguration: Sendable {
     /// Put each statement's parameterized SQL in its span's `db.query.text` (on by default; bound values never,
     /// literals of hand-written SQL masked: `'****'` for a string, `?` for a number).
     public var tracesQueryText = true
+    /// The secret page cursors (``PageCursor``) are sealed with, shared by every instance of the service that must
+    /// accept the others' cursors, and kept across restarts; `nil` (the default): a random key made when the service
+    /// starts, so that cursors stop working when it restarts. Any length; 32 random bytes or more (as text) is enough.
+    public var pageCursorSecret: String? {
+        get { cursorSecret?.text }
+        set { cursorSecret = newValue.map(HiddenText.init) }
+    }
+    /// The secret, which neither `dump` nor a debugger's reflection shows.
+    private var cursorSecret: HiddenText?
 
     /// A configuration of `connection` and `pool`; the other properties keep their defaults unless given here.
     public init(

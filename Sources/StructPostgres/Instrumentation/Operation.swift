@@ -3,7 +3,7 @@
 /// path's. Instrumentation, routing and coalescing read it here.
 struct Operation: Sendable {
     enum Kind: String, Sendable {
-        case fetch, count, exists, stream, upsert, delete, deleteAll, `import`, query, execute, transaction, migrate
+        case fetch, count, exists, stream, aggregate, upsert, delete, deleteAll, `import`, query, execute, transaction, migrate
         /// The library's own look-up (a statement's text, the notification channels of tables): no span, no metrics.
         case lookup
     }
@@ -30,7 +30,7 @@ struct Operation: Sendable {
     /// Whether the operation only reads: a read may run on a replica; raw SQL may write, so it does not count.
     var isRead: Bool {
         switch kind {
-        case .fetch, .count, .exists, .stream: true
+        case .fetch, .count, .exists, .stream, .aggregate: true
         case .upsert, .delete, .deleteAll, .import, .query, .execute, .transaction, .migrate, .lookup: false
         }
     }

@@ -121,9 +121,14 @@ final class ObservationSubscription: Sendable {
     private let listener: ChangeListener
     private let id: Int
 
-    init<E: EntityProtocol>(_ path: OperationPath, _ type: E.Type, loading: Loading, keys: [String]) async throws {
+    convenience init<E: EntityProtocol>(_ path: OperationPath, _ type: E.Type, loading: Loading, keys: [String]) async throws {
         let tables = ObservedTables.of(TargetInfo(E.self), loading: loading.resolved(path.runtime.defaultLoading), keys: keys)
-        let channels = try await path.perform(Operation(.lookup, E.self)) { try await $0.notificationChannels(tables, entity: "\(E.self)") }
+        try await self.init(path, tables: tables, entity: "\(E.self)")
+    }
+
+    /// A subscription to the channels of `tables`; `entity` is named in an error about them.
+    init(_ path: OperationPath, tables: [String], entity: String) async throws {
+        let channels = try await path.perform(Operation(.lookup)) { try await $0.notificationChannels(tables, entity: entity) }
         listener = path.runtime.listener
         let signal = self.signal
         id = try await listener.subscribe(Set(channels.keys)) { event in

@@ -16,6 +16,8 @@ final class ServiceRuntime: Sendable {
     let telemetry: Telemetry
     /// What runs in the background, inside ``PostgresService/run()``.
     let background: BackgroundTasks
+    /// Seals and opens the cursors of pages (``Page``), with the configured secret's key or one of this service's.
+    let cursorSeal: PageCursorSeal
 
     init(configuration given: PostgresConfiguration) throws {
         let configuration = Self.withoutValuesInLogs(given)
@@ -31,6 +33,7 @@ final class ServiceRuntime: Sendable {
         upserts = UpsertCache(catalog: sessions.catalog)
         coalescer = Coalescer(writes: configuration.coalescing, reads: configuration.readCoalescing, background: background)
         defaultLoading = configuration.defaultLoading
+        cursorSeal = PageCursorSeal(secret: configuration.pageCursorSecret)
         let listening = configuration.listenerConnection
         let (timeout, logger) = (configuration.pool.connectTimeout, configuration.logger)
         listener = ChangeListener(reconnectPatience: configuration.listenerReconnectTimeout, logger: configuration.logger, background: background) {

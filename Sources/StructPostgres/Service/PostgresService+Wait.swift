@@ -15,7 +15,7 @@ extension PostgresService {
             let left = deadline - ContinuousClock.now
             do {
                 let connection = try await settings.connect(
-                    timeout: max(.milliseconds(100), min(.seconds(2), left)), logger: logger)
+                    timeout: Swift.max(.milliseconds(100), Swift.min(.seconds(2), left)), logger: logger)
                 try? await connection.close()
                 return
             } catch let error as StructPostgresError {

@@ -9,11 +9,12 @@ import StructPostgres
 /// - `GET /stores`: the stores with their books.
 /// - `GET /books/{id}`: a book with its author and reviews (and the reviews' users).
 /// - `GET /books/{id}/reviews?limit=20&offset=0`: a book's reviews, newest first, a page at a time.
-/// - `POST /books/{id}/reviews`: a new review (`{"content": "...", "userID": "...", "uuid": "..."}`), 201.
+/// - `POST /books/{id}/reviews`: a new review (`{"content": "...", "stars": 4, "userID": "...", "uuid": "..."}`), 201.
 /// - `PUT /reviews/{id}`, `DELETE /reviews/{id}`: change or remove a review.
 /// - `POST /reviews/import?onError=abort|skip`: a JSON array of reviews (snake_case or exact names).
 /// - `GET /books/{id}/reviews/live`: the reviews as server-sent events, now and after every change (`?events=N`
 ///   ends the stream after N events).
+/// - `GET /books`, `GET /books/{id}/rating`, `GET /authors/books`: pages and figures (``addFiguresAndPages(to:)``).
 struct BookstoreRoutes: Sendable {
     let service: PostgresService
 
@@ -42,7 +43,9 @@ struct BookstoreRoutes: Sendable {
         router.post("books/:id/reviews") { request, context in
             let book = try await existingBook(context)
             let input = try await ReviewInput.decode(request, context)
-            let review = ReviewModel(uuid: input.uuid ?? UUID(), bookID: book, content: try input.validContent(), createdAt: .now, userID: input.userID)
+            let review = ReviewModel(
+                uuid: input.uuid ?? UUID(), bookID: book, content: try input.validContent(), stars: try input.validStars(), createdAt: .now,
+                userID: input.userID)
             let written = try await service.update(entities: [review], options: .insertIfAbsent)
             guard written.inserted == 1 else { throw HTTPError(.conflict, message: "a review with uuid \(review.uuid) exists") }
             context.logger.info("review created", metadata: ["review": "\(review.uuid)", "book": "\(book)"])
@@ -55,6 +58,7 @@ struct BookstoreRoutes: Sendable {
                 throw HTTPError(.notFound, message: "no review \(id)")
             }
             review.content = try input.validContent()
+            if let stars = try input.validStars() { review.stars = stars }
             if let user = input.userID { review.userID = user }
             try await service.update(entities: [review])
             return try JSON.response(review)
@@ -82,10 +86,11 @@ struct BookstoreRoutes: Sendable {
             let events = try Self.number(request.uri.queryParameters.get("events"), name: "events", default: Int.max, range: 1...Int.max)
             return LiveReviews(service: service, book: book, events: events).response(logger: context.logger)
         }
+        addFiguresAndPages(to: router)
     }
 
     /// The `id` of the path, which must be a book that exists (404 otherwise).
-    private func existingBook(_ context: BasicRequestContext) async throws -> UUID {
+    func existingBook(_ context: BasicRequestContext) async throws -> UUID {
         let id = try Self.uuid(context, "id")
         guard try await service.exists(BookModel.self, where: .equal("uuid", id)) else { throw HTTPError(.notFound, message: "no book \(id)") }
         return id
@@ -97,7 +102,7 @@ struct BookstoreRoutes: Sendable {
         return id
     }
 
-    private static func number(_ text: String?, name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
+    static func number(_ text: String?, name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
         guard let text else { return value }
         guard let number = Int(text), range.contains(number) else {
             throw HTTPError(.badRequest, message: "\(name) '\(text)' is not a whole number in \(range.lowerBound)...\(range.upperBound == Int.max ? "" : "\(range.upperBound)")")
@@ -110,6 +115,7 @@ struct BookstoreRoutes: Sendable {
 struct ReviewInput: Decodable {
     var uuid: UUID?
     var content: String?
+    var stars: Int?
     var userID: UUID?
 
     static func decode(_ request: Request, _ context: BasicRequestContext) async throws -> ReviewInput {
@@ -128,6 +134,13 @@ struct ReviewInput: Decodable {
         }
         guard content.count <= 2_000 else { throw HTTPError(.badRequest, message: "content: at most 2,000 characters, got \(content.count)") }
         return content
+    }
+
+    /// The stars, one to five, when given.
+    func validStars() throws -> Int? {
+        guard let stars else { return nil }
+        guard (1...5).contains(stars) else { throw HTTPError(.badRequest, message: "stars: one to five, got \(stars)") }
+        return stars
     }
 }
 

@@ -10,7 +10,7 @@ public enum ExampleData {
     public static func write(_ service: PostgresService) async throws {
         let author = AuthorModel(uuid: UUID(uuidString: "00000000-0000-4000-8000-000000000201")!, name: "Ursula K. Le Guin")
         let review = ReviewModel(
-            uuid: UUID(uuidString: "00000000-0000-4000-8000-000000000301")!, bookID: book, content: "An ambiguous utopia.",
+            uuid: UUID(uuidString: "00000000-0000-4000-8000-000000000301")!, bookID: book, content: "An ambiguous utopia.", stars: 5,
             createdAt: Date(timeIntervalSince1970: 1_750_000_000))
         let store = StoreModel(uuid: UUID(uuidString: "00000000-0000-4000-8000-000000000001")!, brand: "Corner Books", books: [
             BookModel(uuid: book, title: "The Dispossessed", price: 12.5, publisher: "Harper", author: author, reviews: [review]),

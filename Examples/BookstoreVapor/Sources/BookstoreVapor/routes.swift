@@ -3,18 +3,20 @@ import StructPostgres
 import StructPostgresVapor
 import Vapor
 
-/// The book store's routes, the same as the Hummingbird example's (`Examples/BookstoreServer`), plus a search:
+/// The book store's routes, the same as the Hummingbird example's (`Examples/BookstoreServer`), plus a search at
+/// `/books` (the keyset pages that example serves there are `/books/pages`):
 ///
 /// - `GET /health`: `ok`, and how many pooled connections requests are using.
 /// - `GET /stores`: the stores with their books.
 /// - `GET /books?title=&author=&maxPrice=&sort=&limit=&offset=`: a search (see ``BookController/search(req:)``).
 /// - `GET /books/:id`: a book with its author and reviews (and the reviews' users).
 /// - `GET /books/:id/reviews?limit=20&offset=0`: a book's reviews, newest first, a page at a time.
-/// - `POST /books/:id/reviews`: a new review (`{"content": "...", "userID": "...", "uuid": "..."}`), 201.
+/// - `POST /books/:id/reviews`: a new review (`{"content": "...", "stars": 4, "userID": "...", "uuid": "..."}`), 201.
 /// - `PUT /reviews/:id`, `DELETE /reviews/:id`: change or remove a review.
 /// - `POST /reviews/import?onError=abort|skip`: a JSON array of reviews (snake_case or exact names).
 /// - `GET /books/:id/reviews/live`: the reviews as server-sent events, now and after every change (`?events=N`
 ///   ends the stream after N events).
+/// - `GET /books/pages`, `GET /books/:id/rating`, `GET /authors/books`: keyset pages and figures (``FigureController``).
 func routes(_ app: Application) throws {
     app.get("health") { req in
         ["status": "ok", "connectionsInUse": "\(req.store.connectionsInUse)"]
@@ -24,6 +26,7 @@ func routes(_ app: Application) throws {
     }
     try app.register(collection: BookController())
     try app.register(collection: ReviewController())
+    try app.register(collection: FigureController())
 }
 
 // The book store's models as Vapor content (JSON bodies, ISO 8601 dates): they are Codable structs already.

@@ -17,7 +17,9 @@ struct ReviewController: RouteCollection {
     func create(req: Request) async throws -> Response {
         let book = try await req.existingBook()
         let input = try req.content.decode(ReviewInput.self)
-        let review = ReviewModel(uuid: input.uuid ?? UUID(), bookID: book, content: try input.validContent(), createdAt: .now, userID: input.userID)
+        let review = ReviewModel(
+            uuid: input.uuid ?? UUID(), bookID: book, content: try input.validContent(), stars: try input.validStars(), createdAt: .now,
+            userID: input.userID)
         let written = try await req.store.update(entities: [review], options: .insertIfAbsent)
         guard written.inserted == 1 else { throw Abort(.conflict, reason: "a review with uuid \(review.uuid) exists") }
         req.logger.info("review created", metadata: ["review": "\(review.uuid)", "book": "\(book)"])
@@ -33,6 +35,7 @@ struct ReviewController: RouteCollection {
             throw Abort(.notFound, reason: "no review \(id)")
         }
         review.content = try input.validContent()
+        if let stars = try input.validStars() { review.stars = stars }
         if let user = input.userID { review.userID = user }
         try await req.store.update(entities: [review])
         return review
@@ -66,6 +69,7 @@ struct ReviewController: RouteCollection {
 struct ReviewInput: Content {
     var uuid: UUID?
     var content: String?
+    var stars: Int?
     var userID: UUID?
 
     /// The content, which must hold text and at most 2,000 characters.
@@ -75,6 +79,13 @@ struct ReviewInput: Content {
         }
         guard content.count <= 2_000 else { throw Abort(.badRequest, reason: "content: at most 2,000 characters, got \(content.count)") }
         return content
+    }
+
+    /// The stars, one to five, when given.
+    func validStars() throws -> Int? {
+        guard let stars else { return nil }
+        guard (1...5).contains(stars) else { throw Abort(.badRequest, reason: "stars: one to five, got \(stars)") }
+        return stars
     }
 }
 
