@@ -95,4 +95,11 @@ import Glibc
             #expect(try named[0].decode(Int64.self) >= 1)
         }
     }
+
+    @Test func aSettingTheServerDoesNotKnowIsNamedByTheServer() async throws {
+        let error = await #expect(throws: StructPostgresError.self) {
+            try await withService({ $0.serverSettings = ["no_such_setting": "1"] }) { service in _ = try await service.query("SELECT 1") }
+        }
+        #expect(error?.message.contains("no_such_setting") == true, "\(String(describing: error))")
+    }
 }

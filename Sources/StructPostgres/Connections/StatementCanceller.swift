@@ -27,6 +27,8 @@ final class StatementCanceller: Sendable {
     }
 
     private let backends = Guarded<[PostgresConnection.ID: Backend]>([:])
+    /// When a statement last failed because the server stopped answering.
+    private let foundSilent = Guarded<ContinuousClock.Instant?>(nil)
     private let settings: ConnectionSettings
     private let connectTimeout: Duration
     private let logger: Logger
@@ -40,6 +42,9 @@ final class StatementCanceller: Sendable {
         self.connectTimeout = connectTimeout
         self.logger = logger
     }
+
+    /// When a statement last failed because the server stopped answering (see ``notAnswering(sql:)``).
+    var lastFoundSilent: ContinuousClock.Instant? { foundSilent.withLock { $0 } }
 
     /// Reads the backend process id of `connection` and sets its client check, once, before its first statement.
     func learnBackend(of connection: PostgresConnection) async throws {
@@ -59,9 +64,24 @@ final class StatementCanceller: Sendable {
     }
 
     /// Runs `operation`, a statement on `connection`; if the task is cancelled meanwhile, the statement is
-    /// cancelled on the server and the connection closed, so `operation` fails at once.
-    func cancellable<T>(on connection: PostgresConnection, _ operation: () async throws -> T) async throws -> T {
-        try await withTaskCancellationHandler(operation: operation) { cancel(connection) }
+    /// cancelled on the server and the connection closed, so `operation` fails at once. A connection TCP gave up on
+    /// (keepalive, `TCP_USER_TIMEOUT`) fails it with ``notAnswering(sql:)``; `sql` names the statement.
+    func cancellable<T>(on connection: PostgresConnection, sql: String? = nil, _ operation: () async throws -> T) async throws -> T {
+        do {
+            return try await withTaskCancellationHandler(operation: operation) { cancel(connection) }
+        } catch where !Task.isCancelled && SocketConnector.meansNoAnswer(error) {
+            foundSilent.withLock { $0 = .now }
+            throw Self.notAnswering(sql: sql)
+        }
+    }
+
+    /// The error of a statement whose connection TCP gave up on: nothing was acknowledged or answered for
+    /// ``ConnectionSettings/tcpUserTimeout`` or the keepalive's probes.
+    static func notAnswering(sql: String?) -> StructPostgresError {
+        StructPostgresError(
+            .connectionLost,
+            "the server stopped answering and the connection was given up (TCP keepalive or TCP_USER_TIMEOUT: a dead link, or a server gone without a word); whether the statement took effect is unknown: check before running it again",
+            sql: sql.map(maskingLiterals))
     }
 
     /// Closes `connection` and cancels what its backend is running.

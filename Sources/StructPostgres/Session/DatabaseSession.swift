@@ -114,7 +114,7 @@ struct DatabaseSession: Sendable {
                 result = try await connection.sendingOnEventLoop(sql: statement.sql) { try await performToTheEnd(statement.sql) { try await perform(name) } }
             } else {
                 result = try await context.telemetry.measureStatement(statement.sql) {
-                    try await canceller.cancellable(on: connection) {
+                    try await canceller.cancellable(on: connection, sql: statement.sql) {
                         try await connection.sendingOnEventLoop(sql: statement.sql) { try await performToTheEnd(statement.sql) { try await perform(name) } }
                     }
                 }
