@@ -57,6 +57,9 @@ final class ConnectionPool: Sendable {
         self.options = options
         self.logger = logger
         _ = try settings.connectionConfiguration()
+        if let timeout = options.callTimeout, timeout <= .zero {
+            throw StructPostgresError(.invalidConfiguration, "PoolOptions.callTimeout \(timeout) is not positive; nil sets no timeout")
+        }
         canceller = StatementCanceller(
             settings: settings, connectTimeout: settings.connectTimeout ?? options.connectTimeout, logger: logger, background: background)
         state = Guarded(Locked(machine: Machine(.init(
@@ -108,6 +111,11 @@ final class ConnectionPool: Sendable {
 
     /// ``withConnection(_:)``, reporting the pool's use to `metrics`, the metrics backend its operation looked up.
     func withConnection<T>(reportingTo metrics: (any MetricsFactory)?, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+        guard let timeout = options.callTimeout else { return try await leaseAndRun(reportingTo: metrics, body) }
+        return try await CallDeadline.within(.now + timeout) { try await leaseAndRun(reportingTo: metrics, body) }
+    }
+
+    private func leaseAndRun<T>(reportingTo metrics: (any MetricsFactory)?, _ body: (PostgresConnection) async throws -> T) async throws -> T {
         for _ in 0...options.maxConnections {
             let connection = try await lease(reportingTo: metrics)
             guard !connection.isClosed else {
@@ -156,8 +164,9 @@ final class ConnectionPool: Sendable {
     ) async throws -> PostgresConnection {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PostgresConnection, any Error>) in
+                let deadline = CallDeadline.current
                 let (answer, effects) = state.withLock { locked -> (Result<PostgresConnection, StructPostgresError>?, Effects) in
-                    switch locked.machine.lease(id, now: now) {
+                    switch locked.machine.lease(id, now: now, deadline: deadline) {
                     case .connection(let connection): return (.success(connection), Effects())
                     case .failed(let reason, let actions): return (.failure(error(reason, locked)), prepare(actions, &locked))
                     case .wait(let actions):
@@ -244,6 +253,8 @@ final class ConnectionPool: Sendable {
             return error
         case .cancelled:
             return StructPostgresError.from(CancellationError(), sql: nil)
+        case .pastDeadline:
+            return CallDeadline.passedWaiting("the pool holds at most \(options.maxConnections) connections and \(locked.machine.inUse) are in use")
         case .shutDown:
             return StructPostgresError(.connectionLost, "the connection pool has stopped")
         case .timedOut:

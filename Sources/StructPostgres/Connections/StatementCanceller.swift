@@ -1,4 +1,5 @@
 import Logging
+import NIOCore
 import PostgresNIO
 import Synchronization
 
@@ -11,6 +12,8 @@ import Synchronization
 /// closes its connection, so that the call fails at once and the connection is never used again (no late
 /// cancel can hit the next caller's statement). On a server without that setting, it also asks the server to
 /// cancel the backend's statement with `pg_cancel_backend` over a short connection of its own.
+///
+/// A call's deadline (``CallDeadline``) stops a statement the same way.
 ///
 /// Behind a transaction pooler (``PoolMode/transaction``) a connection has no backend of its own: neither is
 /// done, and cancelling only closes the connection (the pooler then closes the server connection it was using).
@@ -27,6 +30,9 @@ final class StatementCanceller: Sendable {
     }
 
     private let backends = Guarded<[PostgresConnection.ID: Backend]>([:])
+    /// Why a statement's connection is being closed under it, by connection: written when the task is cancelled or the
+    /// deadline passes, read once the statement has failed.
+    private let stops = Guarded<[ObjectIdentifier: Stop]>([:])
     /// When a statement last failed because the server stopped answering.
     private let foundSilent = Guarded<ContinuousClock.Instant?>(nil)
     private let settings: ConnectionSettings
@@ -63,17 +69,67 @@ final class StatementCanceller: Sendable {
         }
     }
 
-    /// Runs `operation`, a statement on `connection`; if the task is cancelled meanwhile, the statement is
-    /// cancelled on the server and the connection closed, so `operation` fails at once. A connection TCP gave up on
-    /// (keepalive, `TCP_USER_TIMEOUT`) fails it with ``notAnswering(sql:)``; `sql` names the statement.
+    /// Runs `operation`, a statement on `connection`, until the call's deadline (see ``CallDeadline``); if the task is
+    /// cancelled meanwhile, or the deadline passes, the statement is cancelled on the server and the connection closed,
+    /// so `operation` fails at once. Past the deadline already, nothing is sent. A connection TCP gave up on
+    /// (keepalive, `TCP_USER_TIMEOUT`) fails it with ``notAnswering(sql:)``. `sql` names the statement in those errors.
     func cancellable<T>(on connection: PostgresConnection, sql: String? = nil, _ operation: () async throws -> T) async throws -> T {
+        let key = ObjectIdentifier(connection)
+        var timer: (Scheduled<Void>, Armed)?
+        if let deadline = CallDeadline.current {
+            let left = deadline - .now
+            guard left > .zero else { throw CallDeadline.passedBeforeSending(sql: sql) }
+            let armed = Armed()
+            timer = (connection.eventLoop.scheduleTask(in: TimeAmount(left)) { [self] in
+                let fires = stops.withLock { stops -> Bool in
+                    guard !armed.finished, stops[key] == nil else { return false }
+                    stops[key] = .deadline
+                    return true
+                }
+                if fires { stop(connection) }
+            }, armed)
+        }
         do {
-            return try await withTaskCancellationHandler(operation: operation) { cancel(connection) }
-        } catch where !Task.isCancelled && SocketConnector.meansNoAnswer(error) {
-            foundSilent.withLock { $0 = .now }
-            throw Self.notAnswering(sql: sql)
+            let result = try await withTaskCancellationHandler(operation: operation) { cancel(connection) }
+            if let (scheduled, armed) = timer {
+                scheduled.cancel()
+                stops.withLock { stops in
+                    armed.finished = true
+                    stops[key] = nil
+                }
+            }
+            return result
+        } catch {
+            timer?.0.cancel()
+            let stopped = stops.withLock { stops in
+                timer?.1.finished = true
+                return stops.removeValue(forKey: key)
+            }
+            switch stopped {
+            case nil where !Task.isCancelled && SocketConnector.meansNoAnswer(error):
+                foundSilent.withLock { $0 = .now }
+                throw Self.notAnswering(sql: sql)
+            case nil: throw error
+            case .deadline: throw CallDeadline.passedWhileRunning(sql: sql)
+            }
         }
     }
+
+    /// Cancels the statement running on `connection` for a cancelled task: closes the connection (see ``stop(_:)``).
+    func cancel(_ connection: PostgresConnection) { stop(connection) }
+
+    /// Why a statement's connection was closed under it.
+    private enum Stop {
+        case deadline
+    }
+
+    /// Whether the statement a deadline timer is armed for has ended (read and written under the lock of `stops`).
+    private final class Armed: @unchecked Sendable {
+        var finished = false
+    }
+
+    /// Marks the errors of statements stopped here.
+    struct Stopped: Error, Sendable {}
 
     /// The error of a statement whose connection TCP gave up on: nothing was acknowledged or answered for
     /// ``ConnectionSettings/tcpUserTimeout`` or the keepalive's probes.
@@ -85,7 +141,7 @@ final class StatementCanceller: Sendable {
     }
 
     /// Closes `connection` and cancels what its backend is running.
-    func cancel(_ connection: PostgresConnection) {
+    func stop(_ connection: PostgresConnection) {
         let backend = backends.withLock { $0[connection.id] }
         logger.debug("cancelling a statement", metadata: ["backend": "\(backend.map { String($0.pid) } ?? "unknown")"])
         connection.close().whenComplete { _ in }
