@@ -16,23 +16,33 @@ public final class LocalPostgresCluster: Sendable {
     let directory: String
     let binaries: PostgresBinaries
     let osUser: String?
+    /// The network namespace the server runs in (see ``SilentlyCuttableCluster``); `nil`: this machine's.
+    let namespace: String?
 
     /// Creates and starts a cluster. Takes a few seconds. `durable`: with PostgreSQL's default durability (every
     /// commit waits for the disk); otherwise `fsync`, `synchronous_commit` and `full_page_writes` are off, as a
     /// throwaway server can afford.
     public static func start(durable: Bool = false) throws -> LocalPostgresCluster {
+        try start(durable: durable, listening: nil)
+    }
+
+    /// Creates and starts a cluster whose server runs in network namespace `listening.namespace` and listens on
+    /// `listening.address`, port 5432, for password logins from any address (`nil`: 127.0.0.1 on a free port).
+    static func start(durable: Bool = false, listening: (address: String, namespace: String)?) throws -> LocalPostgresCluster {
         let binaries = try PostgresBinaries.locate()
         let osUser: String? = geteuid() == 0 ? "postgres" : nil
         let directory = try makeDirectory(owner: osUser)
         do {
-            return try LocalPostgresCluster(binaries: binaries, directory: directory, osUser: osUser, durable: durable)
+            return try LocalPostgresCluster(binaries: binaries, directory: directory, osUser: osUser, durable: durable, listening: listening)
         } catch {
             try? FileManager.default.removeItem(atPath: directory)
             throw error
         }
     }
 
-    private convenience init(binaries: PostgresBinaries, directory: String, osUser: String?, durable: Bool) throws {
+    private convenience init(
+        binaries: PostgresBinaries, directory: String, osUser: String?, durable: Bool, listening: (address: String, namespace: String)?
+    ) throws {
         let password = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         let passwordFile = directory + "/pwfile"
         try password.write(toFile: passwordFile, atomically: true, encoding: .utf8)
@@ -42,28 +52,40 @@ public final class LocalPostgresCluster: Sendable {
             "--auth-local=trust", "--auth-host=scram-sha-256", "--no-sync",
         ], as: osUser)
         try? FileManager.default.removeItem(atPath: passwordFile)
-        try self.init(binaries: binaries, directory: directory, osUser: osUser, password: password, durable: durable)
+        if listening != nil {
+            let hba = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/data/pg_hba.conf"))
+            try hba.seekToEnd()
+            try hba.write(contentsOf: Data("\nhost all all 0.0.0.0/0 scram-sha-256\n".utf8))
+            try hba.close()
+        }
+        try self.init(binaries: binaries, directory: directory, osUser: osUser, password: password, durable: durable, listening: listening)
     }
 
     /// Starts the server of the data folder in `directory` on a free port.
-    private init(binaries: PostgresBinaries, directory: String, osUser: String?, password: String, durable: Bool = false) throws {
+    private init(
+        binaries: PostgresBinaries, directory: String, osUser: String?, password: String, durable: Bool = false,
+        listening: (address: String, namespace: String)? = nil
+    ) throws {
         self.binaries = binaries
         self.directory = directory
         self.osUser = osUser
+        self.namespace = listening?.namespace
         let data = directory + "/data"
         Self.startWatchdog(pgCtl: binaries.pgCtl, data: data, directory: directory, osUser: osUser)
         var port = 0
         for attempt in 1...3 {
             // The port is free when chosen but may be taken before the server binds it: try another.
-            port = try Self.freePort()
+            // A namespace of its own has every port free.
+            port = listening == nil ? try Self.freePort() : 5432
             let fast = durable ? [] : ["-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off"]
             let options = ([
-                "-p \(port)", "-k \(directory)", "-c listen_addresses=127.0.0.1", "-c max_connections=600", "-c shared_buffers=128MB",
+                "-p \(port)", "-k \(directory)", "-c listen_addresses=\(listening?.address ?? "127.0.0.1")", "-c max_connections=600",
+                "-c shared_buffers=128MB",
             ] + fast).joined(separator: " ")
             do {
-                try Shell.output(
-                    binaries.pgCtl, ["-D", data, "-l", directory + "/server.log", "-w", "-t", "120", "-o", options, "start"],
-                    as: osUser)
+                try Self.runPgCtl(
+                    binaries.pgCtl, ["-D", data, "-l", directory + "/server.log", "-w", "-t", "120", "-o", options, "start"], as: osUser,
+                    in: listening?.namespace)
                 break
             } catch {
                 // A server still starting after the wait must not outlive its deleted directory.
@@ -71,7 +93,7 @@ public final class LocalPostgresCluster: Sendable {
                 if attempt == 3 { throw error }
             }
         }
-        var settings = ConnectionSettings(host: "127.0.0.1", port: port, user: "postgres", password: password, database: "postgres")
+        var settings = ConnectionSettings(host: listening?.address ?? "127.0.0.1", port: port, user: "postgres", password: password, database: "postgres")
         settings.sslMode = .disable
         self.settings = settings
     }
@@ -100,7 +122,21 @@ public final class LocalPostgresCluster: Sendable {
     /// Restarts the server on the same port and data (`pg_ctl restart`): `fast` ends every session at once, rolling
     /// back what they had not committed. Returns once it accepts connections again.
     public func restart() throws {
-        try Shell.output(binaries.pgCtl, ["-D", directory + "/data", "-l", directory + "/server.log", "-m", "fast", "-w", "-t", "120", "restart"], as: osUser)
+        try serverCommand(["-D", directory + "/data", "-l", directory + "/server.log", "-m", "fast", "-w", "-t", "120", "restart"])
+    }
+
+    /// Runs `pg_ctl` with `arguments`, as the cluster's OS user and in its network namespace (a server it starts
+    /// listens there).
+    private func serverCommand(_ arguments: [String]) throws {
+        try Self.runPgCtl(binaries.pgCtl, arguments, as: osUser, in: namespace)
+    }
+
+    private static func runPgCtl(_ pgCtl: String, _ arguments: [String], as osUser: String?, in namespace: String?) throws {
+        guard let namespace else {
+            try Shell.output(pgCtl, arguments, as: osUser)
+            return
+        }
+        try Shell.output("ip", ["netns", "exec", namespace] + (osUser.map { ["runuser", "-u", $0, "--"] } ?? []) + [pgCtl] + arguments)
     }
 
     /// Stops the server at once, as a crash would (`pg_ctl stop -m immediate`: no checkpoint, sessions cut off),

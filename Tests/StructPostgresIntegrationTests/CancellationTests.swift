@@ -70,6 +70,7 @@ private struct SlowItem: StoredModel {
             let (error, failed, stopped) = try await cancel(fetch, runningFor: "slow_items", service)
             print("cancelled fetch: failed \(failed) after the cancellation; the backend's query was gone after \(stopped)")
             #expect(error?.code == .queryCancelled, "\(String(describing: error))")
+            #expect(error?.message.contains("cancelled on the server") == true, "the server acknowledged the close: \(String(describing: error))")
             #expect(failed < .seconds(2))
             #expect(stopped < .seconds(2))
             // The pool goes on: the cancelled connection was closed, and the next call opens or takes another.

@@ -1,6 +1,7 @@
 import _ConnectionPoolModule
 import Foundation
 import Logging
+import NIOCore
 import PostgresNIO
 @testable import StructPostgres
 import StructPostgresTesting
@@ -105,6 +106,24 @@ import Testing
         let fields = Set(Mirror(reflecting: ConnectionPoolConfiguration()).children.compactMap(\.label))
         #expect(!fields.contains { $0.lowercased().contains("timeout") && $0 != "idleTimeout" },
                 "PostgresNIO's pool now has a lease timeout (\(fields.sorted())): the library's acquire deadlines may use it")
+    }
+
+    /// `SocketConnector`: PostgresNIO opens its sockets with no keepalive (nor `TCP_USER_TIMEOUT`), and neither its
+    /// connection's nor its client's options have a setting for them. No upstream issue found. When this fails,
+    /// PostgresNIO may set them itself: the library's own bootstrap (`Connections/SocketConnector.swift`) may go.
+    @Test func aPostgresNIOConnectionHasNoKeepalive() async throws {
+        let known: Set<String> = ["connectTimeout", "tlsServerName", "requireBackendKeyData", "additionalStartupParameters"]
+        let options = Set(Mirror(reflecting: PostgresConnection.Configuration.Options()).children.compactMap(\.label))
+        #expect(options == known, "PostgresNIO's connection options changed (\(options.sorted())): if they now set keepalive or TCP_USER_TIMEOUT, SocketConnector may go")
+        let clientOptions = Set(Mirror(reflecting: PostgresClient.Configuration.Options()).children.compactMap(\.label))
+        #expect(!clientOptions.contains { $0.lowercased().contains("socket") || $0.lowercased().contains("tcp") },
+                "PostgresNIO's client has socket options now (\(clientOptions.sorted())): SocketConnector may go")
+        guard try await !TestPostgres.adminSettings().usesUnixSocket else { return }
+        try await withRawConnection { connection, _ in
+            let channel = try #require(connection.channelForWatching)
+            let keepalive = try await channel.getOption(ChannelOptions.Types.SocketOption(level: .socket, name: .so_keepalive)).get()
+            #expect(keepalive == 0, "PostgresNIO now switches keepalive on by itself: SocketConnector may go")
+        }
     }
 
     /// `affectedRows` never prepares: PostgresNIO hands a prepared statement's command tag back only through

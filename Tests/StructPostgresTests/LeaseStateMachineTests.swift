@@ -321,7 +321,8 @@ struct LeaseStateMachineTests {
                 case 0, 1, 2:
                     let id = nextID
                     nextID += 1
-                    switch machine.lease(id, now: Self.at(now)) {
+                    let deadline = Bool.random(using: &generator) ? Self.at(now + Int.random(in: -10...40_000, using: &generator)) : nil
+                    switch machine.lease(id, now: Self.at(now), deadline: deadline) {
                     case .connection(let connection):
                         answers[id, default: 0] += 1
                         #expect(!heldIDs.contains(connection.id), "sequence \(sequence): \(connection) leased twice")

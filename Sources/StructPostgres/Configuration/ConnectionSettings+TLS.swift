@@ -1,4 +1,4 @@
-import Logging
+import NIOCore
 import NIOSSL
 import PostgresNIO
 
@@ -40,8 +40,11 @@ extension ConnectionSettings {
         }
     }
 
-    /// A single-connection configuration, used to find out why the pool cannot connect.
-    func connectionConfiguration() throws -> PostgresConnection.Configuration {
+    /// A single-connection configuration: over `channel`, a TCP connection to ``host`` opened already (see
+    /// `ConnectionSettings.connect`), or to ``host`` and ``port`` (a Unix-domain socket when ``usesUnixSocket``).
+    /// - Throws: ``StructPostgresError`` `invalidConfiguration` for settings no connection can be made with.
+    func connectionConfiguration(over channel: (any Channel)? = nil) throws -> PostgresConnection.Configuration {
+        try validateConnectionOptions()
         var configuration: PostgresConnection.Configuration
         if usesUnixSocket {
             configuration = .init(unixSocketPath: unixSocketPath, username: user, password: password, database: database)
@@ -52,34 +55,24 @@ extension ConnectionSettings {
                 case .prefer(let tls): .prefer(try NIOSSLContext(configuration: tls))
                 case .require(let tls): .require(try NIOSSLContext(configuration: tls))
                 }
-            configuration = .init(host: host, port: port, username: user, password: password, database: database, tls: tls)
+            if let channel {
+                configuration = .init(establishedChannel: channel, tls: tls, username: user, password: password, database: database)
+                // As PostgresNIO does for a host it connects to itself: the name, unless it is an address.
+                if (try? SocketAddress(ipAddress: host, port: 0)) == nil { configuration.options.tlsServerName = host }
+            } else {
+                configuration = .init(host: host, port: port, username: user, password: password, database: database, tls: tls)
+            }
         }
         configuration.options.additionalStartupParameters = startupParameters
         return configuration
     }
 
-    /// Opens one connection outside any pool, giving up after `timeout`.
-    /// - Throws: ``StructPostgresError`` naming these settings (never the password) and the reason.
-    func connect(timeout: Duration, id: PostgresConnection.ID = 0, logger: Logger) async throws -> PostgresConnection {
-        do {
-            var configuration = try connectionConfiguration()
-            let parts = timeout.components
-            configuration.options.connectTimeout = .milliseconds(max(1, parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000))
-            return try await PostgresConnection.connect(
-                on: PostgresClient.defaultEventLoopGroup.any(), configuration: configuration, id: id, logger: logger
-            ).get()
-        } catch {
-            var failure = StructPostgresError.from(error, sql: nil)
-            if failure.code != .invalidConfiguration && failure.sqlState == nil { failure.code = .connectionLost }
-            failure.message = "cannot connect to \(self): \(failure.message)"
-            throw failure
-        }
-    }
-
-    /// Sessions run in UTC, so that `timestamp without time zone` columns hold UTC wall-clock times.
+    /// Sessions run in UTC, so that `timestamp without time zone` columns hold UTC wall-clock times; then
+    /// ``applicationName`` and ``serverSettings``.
     var startupParameters: [(String, String)] {
         var parameters = [("TimeZone", "UTC")]
         if let applicationName { parameters.append(("application_name", applicationName)) }
+        parameters += serverSettings.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         return parameters
     }
 

@@ -5,6 +5,8 @@ extension ConnectionSettings {
     ///
     /// Query parameters understood: `sslmode`, `sslrootcert`, `application_name`, `connect_timeout`,
     /// `host` (a socket directory or host name), `port`, `user`, `password`, `dbname`, `target_session_attrs`,
+    /// `keepalives`, `keepalives_idle`, `keepalives_interval`, `keepalives_count`, `tcp_user_timeout` (see
+    /// ``tcpKeepalive``, ``tcpUserTimeout``), `options` (`-c name=value ...`, see ``serverSettings``),
     /// and `pool_mode` (`transaction` behind PgBouncer in transaction mode; not libpq's).
     /// Several hosts are listed as libpq lists them: `postgres://h1:5432,h2:5433/db?target_session_attrs=read-write`.
     /// Parts the URL leaves out are taken from `environment` (libpq's `PG*` variables) and then defaults; pass
@@ -19,7 +21,7 @@ extension ConnectionSettings {
     }
 
     /// Reads `DATABASE_URL` when set, otherwise libpq's `PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`,
-    /// `PGDATABASE`, `PGSSLMODE`, `PGSSLROOTCERT`, `PGAPPNAME` and `PGCONNECT_TIMEOUT`.
+    /// `PGDATABASE`, `PGSSLMODE`, `PGSSLROOTCERT`, `PGAPPNAME`, `PGCONNECT_TIMEOUT` and `PGOPTIONS`.
     /// A URL's missing parts are filled from the `PG*` variables, as libpq does. Without a user name in either,
     /// the operating-system user's name is used, as libpq does.
     public static func fromEnvironment(
@@ -47,6 +49,14 @@ struct URLParts {
     var connectTimeout: String?
     var targetSessionAttributes: String?
     var poolMode: String?
+    var keepalives: String?
+    var keepalivesIdle: String?
+    var keepalivesInterval: String?
+    var keepalivesCount: String?
+    var tcpUserTimeout: String?
+    var options: String?
+    /// Where ``options`` came from, for an error: the URL's `options` or `PGOPTIONS`.
+    var optionsOrigin = "options"
     /// Hosts after the first, with their ports (`nil`: the first host's port).
     var otherHosts: [(host: String, port: String?)] = []
     /// Where the parts came from, for an error: the URL without its user name, password and query (which may hold a
@@ -119,6 +129,12 @@ struct URLParts {
             case "dbname": database = value
             case "target_session_attrs": targetSessionAttributes = value
             case "pool_mode": poolMode = value
+            case "keepalives": keepalives = value
+            case "keepalives_idle": keepalivesIdle = value
+            case "keepalives_interval": keepalivesInterval = value
+            case "keepalives_count": keepalivesCount = value
+            case "tcp_user_timeout": tcpUserTimeout = value
+            case "options": options = value
             default: throw queryMayHoldPassword ? misplacedAt : fail("unknown query parameter '\(name)'")
             }
         }
@@ -187,6 +203,10 @@ struct URLParts {
         applicationName = pick(applicationName, "PGAPPNAME")
         connectTimeout = pick(connectTimeout, "PGCONNECT_TIMEOUT")
         targetSessionAttributes = pick(targetSessionAttributes, "PGTARGETSESSIONATTRS")
+        if options == nil, let fromEnvironment = pick(nil, "PGOPTIONS") {
+            options = fromEnvironment
+            optionsOrigin = "PGOPTIONS"
+        }
         if user == nil { user = operatingSystemUser().flatMap { $0.isEmpty ? nil : $0 } }
     }
 
@@ -239,6 +259,7 @@ struct URLParts {
             // libpq: 0 means wait indefinitely, and values below 2 count as 2.
             if seconds > 0 { settings.connectTimeout = .seconds(max(seconds, 2)) }
         }
+        try applyConnectionOptions(to: &settings)
         return settings
     }
 }

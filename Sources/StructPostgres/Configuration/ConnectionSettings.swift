@@ -1,3 +1,5 @@
+import Foundation
+
 /// Where and how to connect: what a `postgres://` URL or libpq's `PG*` variables describe.
 ///
 /// ```swift
@@ -33,6 +35,23 @@ public struct ConnectionSettings: Sendable, Equatable, CustomStringConvertible, 
     /// `.transaction` behind PgBouncer in transaction mode and similar poolers (URL: `pool_mode=transaction`).
     /// See the *Deploying* article.
     public var poolMode: PoolMode = .session
+    /// TCP keepalive, which finds a server that vanished without a word (URL: `keepalives`, `keepalives_idle`,
+    /// `keepalives_interval`, `keepalives_count`, with libpq's meanings); `nil` (`keepalives=0`): off. On by default:
+    /// see ``TCPKeepalive`` and the *Deploying* article.
+    public var tcpKeepalive: TCPKeepalive? = TCPKeepalive()
+    /// How long what was sent may go unacknowledged before the connection is given up (`TCP_USER_TIMEOUT`; URL:
+    /// `tcp_user_timeout` in milliseconds). 25 s by default; `nil` (`tcp_user_timeout=0`): the system's, about 15
+    /// minutes of retransmissions. Linux only; elsewhere keepalive alone finds a dead server.
+    public var tcpUserTimeout: Duration? = .seconds(25)
+    /// Server settings for every session, sent when connecting (URL: libpq's `options=-c name=value ...`), such as
+    /// `statement_timeout` or `lock_timeout`. A pooler in transaction mode (``poolMode`` `.transaction`) drops or
+    /// refuses them: set them for the role or database there (`ALTER ROLE app SET statement_timeout = '5s'`).
+    ///
+    /// ```swift
+    /// var settings = try ConnectionSettings(url: "postgres://app@db/shop?options=-c%20statement_timeout%3D5s")
+    /// settings.serverSettings["lock_timeout"] = "2s"
+    /// ```
+    public var serverSettings: [String: String] = [:]
 
     /// Settings for one host; `database` defaults to `user`, as in libpq.
     public init(
@@ -60,6 +79,10 @@ public struct ConnectionSettings: Sendable, Equatable, CustomStringConvertible, 
         var parameters = "sslmode=\(sslMode.rawValue)"
         if targetSessionAttributes != .any { parameters += "&target_session_attrs=\(targetSessionAttributes.rawValue)" }
         if poolMode != .session { parameters += "&pool_mode=\(poolMode.rawValue)" }
+        parameters += keepaliveParameters
+        if !serverSettings.isEmpty, let options = optionsParameter.addingPercentEncoding(withAllowedCharacters: .alphanumerics) {
+            parameters += "&options=\(options)"
+        }
         return "postgres://\(auth)@\(place)/\(database)?\(parameters)"
     }
 
@@ -70,6 +93,7 @@ public struct ConnectionSettings: Sendable, Equatable, CustomStringConvertible, 
             "sslMode": sslMode, "sslRootCert": sslRootCert as Any, "applicationName": applicationName as Any,
             "connectTimeout": connectTimeout as Any, "otherHosts": otherHosts,
             "targetSessionAttributes": targetSessionAttributes, "poolMode": poolMode,
+            "tcpKeepalive": tcpKeepalive as Any, "tcpUserTimeout": tcpUserTimeout as Any, "serverSettings": serverSettings,
         ], displayStyle: .struct)
     }
 }

@@ -15,6 +15,12 @@ public struct PoolOptions: Sendable, Equatable {
     /// without a round through the pool (see the *Performance* article); `.zero` leases from the pool every
     /// call. A kept connection goes back to the pool at once when a caller waits there.
     public var keepIdleConnectionsFor: Duration = .seconds(1)
+    /// How long a call may take with a pooled connection, waiting for it included, before it fails with
+    /// ``StructPostgresError/Code-swift.struct/deadlineExceeded`` and its connection is closed; `nil` (the default):
+    /// unbounded, since dead links are found by ``ConnectionSettings/tcpKeepalive`` and
+    /// ``ConnectionSettings/tcpUserTimeout`` and a long statement may be meant. A call's own deadline
+    /// (``PostgresService/withTimeout(_:_:)``) applies when it is earlier. Must be positive.
+    public var callTimeout: Duration?
 
     /// Options with the given limits and timeouts; each defaults to its property's default.
     public init(

@@ -43,6 +43,8 @@ final class ConnectionPool: Sendable {
         var outstanding: [Int] = []
         /// Leases withdrawn and asked again (see ``nudge()``): their answers are not the machine's.
         var withdrawn: Set<Int> = []
+        /// The last failure to connect because the host did not answer, while no connection has opened since.
+        var silent: StructPostgresError?
     }
 
     init(
@@ -55,6 +57,9 @@ final class ConnectionPool: Sendable {
         self.options = options
         self.logger = logger
         _ = try settings.connectionConfiguration()
+        if let timeout = options.callTimeout, timeout <= .zero {
+            throw StructPostgresError(.invalidConfiguration, "PoolOptions.callTimeout \(timeout) is not positive; nil sets no timeout")
+        }
         canceller = StatementCanceller(
             settings: settings, connectTimeout: settings.connectTimeout ?? options.connectTimeout, logger: logger, background: background)
         state = Guarded(Locked(machine: Machine(.init(
@@ -106,6 +111,11 @@ final class ConnectionPool: Sendable {
 
     /// ``withConnection(_:)``, reporting the pool's use to `metrics`, the metrics backend its operation looked up.
     func withConnection<T>(reportingTo metrics: (any MetricsFactory)?, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+        guard let timeout = options.callTimeout else { return try await leaseAndRun(reportingTo: metrics, body) }
+        return try await CallDeadline.within(.now + timeout) { try await leaseAndRun(reportingTo: metrics, body) }
+    }
+
+    private func leaseAndRun<T>(reportingTo metrics: (any MetricsFactory)?, _ body: (PostgresConnection) async throws -> T) async throws -> T {
         for _ in 0...options.maxConnections {
             let connection = try await lease(reportingTo: metrics)
             guard !connection.isClosed else {
@@ -134,7 +144,14 @@ final class ConnectionPool: Sendable {
         do {
             connection = try await waitForConnection(id, since: now, reportingTo: metrics)
         } catch let error as StructPostgresError where error.code == .poolTimeout && connectionsInUse < options.maxConnections {
-            // Not every connection is in use: connecting keeps failing. One attempt here says why, when it fails.
+            // Not every connection is in use: connecting keeps failing. The host not answering says why (a connection
+            // attempt, or a connection given up while this call waited); otherwise one attempt here does, when it fails.
+            if let silent = state.withLock({ $0.silent }) { throw silent }
+            if let found = canceller.lastFoundSilent, found >= now {
+                throw StructPostgresError(
+                    .connectionLost,
+                    "no connection within \(options.acquireTimeout): the server stopped answering (a connection was given up for it \(ContinuousClock.now - found) ago) and none could be opened since")
+            }
             try await diagnoseConnection()
             throw error
         }
@@ -147,8 +164,9 @@ final class ConnectionPool: Sendable {
     ) async throws -> PostgresConnection {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PostgresConnection, any Error>) in
+                let deadline = CallDeadline.current
                 let (answer, effects) = state.withLock { locked -> (Result<PostgresConnection, StructPostgresError>?, Effects) in
-                    switch locked.machine.lease(id, now: now) {
+                    switch locked.machine.lease(id, now: now, deadline: deadline) {
                     case .connection(let connection): return (.success(connection), Effects())
                     case .failed(let reason, let actions): return (.failure(error(reason, locked)), prepare(actions, &locked))
                     case .wait(let actions):
@@ -235,6 +253,8 @@ final class ConnectionPool: Sendable {
             return error
         case .cancelled:
             return StructPostgresError.from(CancellationError(), sql: nil)
+        case .pastDeadline:
+            return CallDeadline.passedWaiting("the pool holds at most \(options.maxConnections) connections and \(locked.machine.inUse) are in use")
         case .shutDown:
             return StructPostgresError(.connectionLost, "the connection pool has stopped")
         case .timedOut:
@@ -249,7 +269,7 @@ final class ConnectionPool: Sendable {
 
     /// PostgresNIO's pool answered lease `id`, asked for by the machine (or withdrawn since: then a connection goes
     /// straight back, and a failure is the withdrawal's).
-    fileprivate func answered(_ id: Int, _ result: Result<ConnectionLease<PostgresConnection>, ConnectionPoolError>) {
+    func answered(_ id: Int, _ result: Result<ConnectionLease<PostgresConnection>, ConnectionPoolError>) {
         let now = ContinuousClock.now
         act { locked in
             locked.outstanding.removeAll { $0 == id }
@@ -287,12 +307,36 @@ final class ConnectionPool: Sendable {
     }
 
     /// Opens a connection for PostgresNIO's pool, places the commit watcher on it before any statement, and tells the
-    /// machine how that went: a server that refuses the client for good (class 28, 3D000) fails waiting calls at once.
+    /// machine how that went: a server that refuses the client for good (class 28, 3D000, a server setting it refuses)
+    /// fails waiting calls at once.
+    ///
+    /// A host that does not answer (a silent cut, a host down, an address moved) is tried again at once, in the same
+    /// attempt of PostgresNIO's pool, until it answers or the pool stops: the pool's backoff, which grows with each
+    /// failure up to a minute, and its circuit breaker, which then fails every lease at once until its next attempt,
+    /// would delay the first connection after the host comes back by as much. ``SocketConnector`` sends a new SYN
+    /// every second meanwhile; waiting calls still end at their acquire timeout.
     private func open(id: PostgresConnection.ID) async throws -> PostgresConnection {
+        while true {
+            let started = ContinuousClock.now
+            do {
+                return try await openOnce(id: id)
+            } catch {
+                let failure = StructPostgresError.from(error, sql: nil)
+                guard SocketConnector.meansNoAnswer(failure), isRunning, !Task.isCancelled else { throw error }
+                logger.debug("the host does not answer; trying again", metadata: ["host": "\(endpoint)", "error": "\(failure.message)"])
+                if ContinuousClock.now - started < .seconds(1) { try await Task.sleep(for: .seconds(1)) }
+            }
+        }
+    }
+
+    private func openOnce(id: PostgresConnection.ID) async throws -> PostgresConnection {
         do {
             let connection = try await settings.connect(timeout: connectTimeout, id: id, logger: logger)
             try await connection.eventLoop.submit { [logger] in _ = ReadyForQueryWatcher.of(connection, logger: logger) }.get()
-            state.withLock { $0.machine.connected() }
+            state.withLock { locked in
+                locked.machine.connected()
+                locked.silent = nil
+            }
             let loop = connection.eventLoop
             connection.closeFuture.whenComplete { [weak self, weak connection] _ in
                 guard let self else { return }
@@ -303,9 +347,13 @@ final class ConnectionPool: Sendable {
         } catch {
             let failure = StructPostgresError.from(error, sql: nil)
             // PostgresNIO's pool retries these like any failure, until its circuit breaker trips (60 s):
-            // vapor/postgres-nio#602; canary: `aQueryOnAPoolWhoseDatabaseDoesNotExistWaits`.
-            let refused = failure.sqlState.map { $0.hasPrefix("28") || $0 == "3D000" } ?? false
-            act { $0.machine.connectFailed(failure, refusedForGood: refused) }
+            // vapor/postgres-nio#602; canary: `aQueryOnAPoolWhoseDatabaseDoesNotExistWaits`. A server setting the
+            // server does not know (42704) or whose value it refuses (22023) is refused at every attempt too.
+            let refused = failure.sqlState.map { $0.hasPrefix("28") || ["3D000", "42704", "22023"].contains($0) } ?? false
+            act { locked in
+                locked.silent = SocketConnector.meansNoAnswer(failure) ? failure : nil
+                return locked.machine.connectFailed(failure, refusedForGood: refused)
+            }
             throw error
         }
     }
@@ -335,63 +383,10 @@ final class ConnectionPool: Sendable {
         try await diagnoseConnection()
     }
 
-    /// Opens one connection outside the pool, so that a pool that keeps failing to connect reports why.
-    func diagnoseConnection() async throws {
-        let connection = try await settings.connect(timeout: connectTimeout, logger: logger)
-        try? await connection.close()
-    }
-
     /// Reports the pool's use to `metrics`, the metrics backend, when there is one.
     func reportUsage(to metrics: (any MetricsFactory)?) {
         guard let metrics else { return }
         let (inUse, idle, waiting) = state.withLock { ($0.machine.inUse, $0.machine.idleCount, $0.machine.waiting) }
         telemetry.recordPool(inUse: inUse, idle: idle, waiting: waiting, max: options.maxConnections, metrics)
-    }
-
-    /// A connection of its own, outside the pool, closed after `body`: for work that changes session state
-    /// or must not wait for the pool (the migrator).
-    func withDedicatedConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
-        let connection = try await settings.connect(timeout: connectTimeout, logger: logger)
-        do {
-            let result = try await body(connection)
-            try? await connection.close()
-            return result
-        } catch {
-            try? await connection.close()
-            throw error
-        }
-    }
-}
-
-extension LeaseStateMachine.Actions {
-    /// These actions and `other`'s, without answers to call `id` (the caller answers it itself).
-    func merged(_ other: Self, dropping id: Int) -> Self {
-        var merged = self
-        merged.hand += other.hand.filter { $0.to != id }
-        merged.fail += other.fail.filter { $0.0 != id }
-        merged.requestUpstream += other.requestUpstream
-        merged.releaseUpstream += other.releaseUpstream
-        merged.armTimer = other.armTimer ?? armTimer
-        return merged
-    }
-}
-
-/// A lease the machine asks of PostgresNIO's pool; its answer goes back to the machine.
-struct UpstreamRequest: ConnectionRequestProtocol {
-    let id: Int
-    let pool: ConnectionPool
-
-    func complete(with result: Result<ConnectionLease<PostgresConnection>, ConnectionPoolError>) {
-        pool.answered(id, result)
-    }
-}
-
-/// PostgresNIO's pool checks an idle connection every 30 seconds with `SELECT 1`, as `PostgresClient` does.
-struct KeepAlive: ConnectionKeepAliveBehavior {
-    let logger: Logger
-    var keepAliveFrequency: Duration? { .seconds(30) }
-
-    func runKeepAlive(for connection: PostgresConnection) async throws {
-        _ = try await connection.sendingOnEventLoop { try await connection.query("SELECT 1", logger: logger).get() }
     }
 }

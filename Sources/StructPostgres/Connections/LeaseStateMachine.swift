@@ -9,8 +9,9 @@
 /// pool. Rules:
 /// - every waiting call is answered exactly once: with a connection, or failed (timed out, cancelled, refused,
 ///   unreachable, shut down);
-/// - a waiting call is failed after `acquireTimeout`; one timer serves every deadline (the earliest pending).
-///   PostgresNIO's pool has no lease timeout (no upstream issue found; canary: `thePoolsConfigurationHasNoLeaseTimeout`);
+/// - a waiting call is failed after `acquireTimeout`, or at its own deadline when that comes first (see
+///   ``CallDeadline``); one timer serves every deadline (the earliest pending). PostgresNIO's pool has no lease
+///   timeout (no upstream issue found; canary: `thePoolsConfigurationHasNoLeaseTimeout`);
 /// - a server that refuses the client for good (the owner says so from a connection attempt's error) fails every
 ///   waiting call at once, and later calls at once, until a connection opens again; a pool that `failsFast`
 ///   (one of several hosts) does the same for any failure while no connection is open;
@@ -30,6 +31,8 @@ struct LeaseStateMachine<Connection: AnyObject, Failure> {
     /// Why a waiting call was failed.
     enum Reason {
         case timedOut
+        /// The call's own deadline passed first.
+        case pastDeadline
         case cancelled
         /// The server turns this client away for good (authentication, no such database).
         case refused(Failure)
@@ -83,6 +86,8 @@ struct LeaseStateMachine<Connection: AnyObject, Failure> {
     private(set) var inUse = 0
     /// Calls waiting for a connection, first come first served.
     private var waiters: [Waiter] = []
+    /// The deadlines of waiting calls whose own deadline comes before their acquire timeout, by call.
+    private var callDeadlines: [Int: Instant] = [:]
     /// Leases asked of PostgresNIO's pool and not yet answered.
     private(set) var requested = 0
     /// Connections PostgresNIO's pool reports open.
@@ -104,8 +109,8 @@ struct LeaseStateMachine<Connection: AnyObject, Failure> {
 
     // MARK: Calls
 
-    /// A call asks for a connection (`id` names it in later events).
-    mutating func lease(_ id: Int, now: Instant) -> Lease {
+    /// A call asks for a connection (`id` names it in later events); `deadline`: the call's own, if any.
+    mutating func lease(_ id: Int, now: Instant, deadline: Instant? = nil) -> Lease {
         guard running else { return .failed(.shutDown, Actions()) }
         if let refusal {
             // One lease stays asked of PostgresNIO's pool, which keeps trying: the refusal ends when one opens.
@@ -120,7 +125,9 @@ struct LeaseStateMachine<Connection: AnyObject, Failure> {
             inUse += 1
             return .connection(latest.connection)
         }
+        if let deadline, deadline <= now { return .failed(.pastDeadline, Actions()) }
         waiters.append(Waiter(id: id, deadline: now + configuration.acquireTimeout))
+        if let deadline, deadline < now + configuration.acquireTimeout { callDeadlines[id] = deadline }
         var actions = Actions()
         requestMissing(&actions)
         armTimer(&actions)
@@ -132,6 +139,7 @@ struct LeaseStateMachine<Connection: AnyObject, Failure> {
         var actions = Actions()
         if let index = waiters.firstIndex(where: { $0.id == id }) {
             waiters.remove(at: index)
+            callDeadlines[id] = nil
             actions.fail.append((id, .cancelled))
         }
         return actions
@@ -203,7 +211,15 @@ struct LeaseStateMachine<Connection: AnyObject, Failure> {
         var actions = Actions()
         while let first = waiters.first, first.deadline <= now {
             waiters.removeFirst()
-            actions.fail.append((first.id, .timedOut))
+            actions.fail.append((first.id, callDeadlines.removeValue(forKey: first.id) == nil ? .timedOut : .pastDeadline))
+        }
+        let past = callDeadlines.filter { $0.value <= now }.keys.sorted()
+        if !past.isEmpty {
+            waiters.removeAll { past.contains($0.id) }
+            for id in past {
+                callDeadlines[id] = nil
+                actions.fail.append((id, .pastDeadline))
+            }
         }
         let expired = idle.prefix { now - $0.since >= configuration.keepIdleFor }.count
         actions.releaseUpstream += idle.prefix(expired).map(\.connection)
@@ -231,7 +247,9 @@ struct LeaseStateMachine<Connection: AnyObject, Failure> {
             actions.releaseUpstream.append(connection)
         } else if !waiters.isEmpty {
             inUse += 1
-            actions.hand.append((connection, to: waiters.removeFirst().id))
+            let id = waiters.removeFirst().id
+            callDeadlines[id] = nil
+            actions.hand.append((connection, to: id))
         } else if configuration.keepIdleFor <= .zero {
             actions.releaseUpstream.append(connection)
         } else {
@@ -254,12 +272,14 @@ struct LeaseStateMachine<Connection: AnyObject, Failure> {
     private mutating func failWaiters(_ reason: Reason, _ actions: inout Actions) {
         actions.fail += waiters.map { ($0.id, reason) }
         waiters = []
+        callDeadlines = [:]
     }
 
     /// Arms the timer for the earliest moment something is due, unless it is armed for that moment or earlier.
     private mutating func armTimer(_ actions: inout Actions) {
         let idleDue = idle.first.map { $0.since + configuration.keepIdleFor }
-        let waiterDue = waiters.first?.deadline
+        var waiterDue = waiters.first?.deadline
+        if !callDeadlines.isEmpty, let early = callDeadlines.values.min() { waiterDue = waiterDue.map { min($0, early) } ?? early }
         let earliest = switch (waiterDue, idleDue) {
         case let (waiter?, idle?): min(waiter, idle)
         case let (waiter, idle): waiter ?? idle

@@ -1,4 +1,5 @@
 import Logging
+import NIOCore
 import PostgresNIO
 import Synchronization
 
@@ -11,6 +12,10 @@ import Synchronization
 /// closes its connection, so that the call fails at once and the connection is never used again (no late
 /// cancel can hit the next caller's statement). On a server without that setting, it also asks the server to
 /// cancel the backend's statement with `pg_cancel_backend` over a short connection of its own.
+///
+/// The closing only reaches a server that still answers: before closing, the canceller checks that the server
+/// acknowledges what is sent (``DeliveryProbe``), and the error of a statement cancelled during a silent cut says that
+/// the server may still be running it. A call's deadline (``CallDeadline``) stops a statement the same way, at once.
 ///
 /// Behind a transaction pooler (``PoolMode/transaction``) a connection has no backend of its own: neither is
 /// done, and cancelling only closes the connection (the pooler then closes the server connection it was using).
@@ -27,6 +32,11 @@ final class StatementCanceller: Sendable {
     }
 
     private let backends = Guarded<[PostgresConnection.ID: Backend]>([:])
+    /// Why a statement's connection is being closed under it, by connection: written when the task is cancelled or the
+    /// deadline passes, read once the statement has failed.
+    private let stops = Guarded<[ObjectIdentifier: Stop]>([:])
+    /// When a statement last failed because the server stopped answering.
+    private let foundSilent = Guarded<ContinuousClock.Instant?>(nil)
     private let settings: ConnectionSettings
     private let connectTimeout: Duration
     private let logger: Logger
@@ -40,6 +50,9 @@ final class StatementCanceller: Sendable {
         self.connectTimeout = connectTimeout
         self.logger = logger
     }
+
+    /// When a statement last failed because the server stopped answering (see ``notAnswering(sql:)``).
+    var lastFoundSilent: ContinuousClock.Instant? { foundSilent.withLock { $0 } }
 
     /// Reads the backend process id of `connection` and sets its client check, once, before its first statement.
     func learnBackend(of connection: PostgresConnection) async throws {
@@ -58,14 +71,118 @@ final class StatementCanceller: Sendable {
         }
     }
 
-    /// Runs `operation`, a statement on `connection`; if the task is cancelled meanwhile, the statement is
-    /// cancelled on the server and the connection closed, so `operation` fails at once.
-    func cancellable<T>(on connection: PostgresConnection, _ operation: () async throws -> T) async throws -> T {
-        try await withTaskCancellationHandler(operation: operation) { cancel(connection) }
+    /// Runs `operation`, a statement on `connection`, until the call's deadline (see ``CallDeadline``); if the task is
+    /// cancelled meanwhile, or the deadline passes, the statement is cancelled on the server and the connection closed,
+    /// so `operation` fails at once, with an error that says which and what reached the server. Past the deadline
+    /// already, nothing is sent. `sql` names the statement in those errors.
+    func cancellable<T>(on connection: PostgresConnection, sql: String? = nil, _ operation: () async throws -> T) async throws -> T {
+        let key = ObjectIdentifier(connection)
+        var timer: (Scheduled<Void>, Armed)?
+        if let deadline = CallDeadline.current {
+            let left = deadline - .now
+            guard left > .zero else { throw CallDeadline.passedBeforeSending(sql: sql) }
+            let armed = Armed()
+            timer = (connection.eventLoop.scheduleTask(in: TimeAmount(left)) { [self] in
+                let fires = stops.withLock { stops -> Bool in
+                    guard !armed.finished, stops[key] == nil else { return false }
+                    stops[key] = .deadline
+                    return true
+                }
+                if fires { stop(connection) }
+            }, armed)
+        }
+        do {
+            let result = try await withTaskCancellationHandler(operation: operation) { cancel(connection) }
+            if let (scheduled, armed) = timer {
+                scheduled.cancel()
+                stops.withLock { stops in
+                    armed.finished = true
+                    stops[key] = nil
+                }
+            } else if Task.isCancelled {
+                stops.withLock { $0[key] = nil }
+            }
+            return result
+        } catch {
+            timer?.0.cancel()
+            let stopped = stops.withLock { stops in
+                timer?.1.finished = true
+                return stops.removeValue(forKey: key)
+            }
+            switch stopped {
+            case nil where SocketConnector.meansNoAnswer(error):
+                foundSilent.withLock { $0 = .now }
+                throw Self.notAnswering(sql: sql)
+            case nil: throw error
+            case .deadline: throw CallDeadline.passedWhileRunning(sql: sql)
+            case .cancelled(let reached): throw Self.cancelled(reached: reached, sql: sql)
+            }
+        }
+    }
+
+    /// Cancels the statement running on `connection` for a cancelled task: checks first that the server still
+    /// acknowledges what is sent (see ``DeliveryProbe``), then closes the connection (see ``stop(_:)``), unless the
+    /// statement ended meanwhile. The statement fails once it is closed.
+    func cancel(_ connection: PostgresConnection) {
+        let key = ObjectIdentifier(connection)
+        let first = stops.withLock { stops -> Bool in
+            guard stops[key] == nil else { return false }
+            stops[key] = .cancelled(reached: nil)
+            return true
+        }
+        guard first else { return }
+        DeliveryProbe.confirm(on: connection) { [self] reached in
+            // A statement that ended meanwhile has given its connection back: it must not be closed under the next.
+            let running = stops.withLock { stops -> Bool in
+                guard case .cancelled = stops[key] else { return false }
+                stops[key] = .cancelled(reached: reached)
+                return true
+            }
+            if running { stop(connection) }
+        }
+    }
+
+    /// Why a statement's connection was closed under it.
+    private enum Stop {
+        case deadline
+        /// `reached`: whether the server acknowledged what was sent just before (`nil`: cannot tell).
+        case cancelled(reached: Bool?)
+    }
+
+    /// Whether the statement a deadline timer is armed for has ended (read and written under the lock of `stops`).
+    private final class Armed: @unchecked Sendable {
+        var finished = false
+    }
+
+    /// Marks the errors of statements stopped here (``DatabaseSession`` keeps their account of what happened).
+    struct Stopped: Error, Sendable {}
+
+    /// The error of a statement cancelled for its task; `reached`: whether the server acknowledged what was sent just
+    /// before the connection was closed.
+    static func cancelled(reached: Bool?, sql: String?) -> StructPostgresError {
+        let message = switch reached {
+        case true?:
+            "the task was cancelled: the statement was cancelled on the server and its connection closed"
+        case false?:
+            "the task was cancelled, but the server acknowledged nothing within \(DeliveryProbe.patience) (the network or the server is not answering): the connection was closed in the client, and the server may still be running the statement; whether it took effect is unknown"
+        case nil:
+            "the task was cancelled: its connection was closed, which stops the statement on the server once the server notices"
+        }
+        return StructPostgresError(
+            .queryCancelled, message, sqlState: SQLState.queryCanceled, sql: sql.map(maskingLiterals), underlying: Stopped())
+    }
+
+    /// The error of a statement whose connection TCP gave up on: nothing was acknowledged or answered for
+    /// ``ConnectionSettings/tcpUserTimeout`` or the keepalive's probes.
+    static func notAnswering(sql: String?) -> StructPostgresError {
+        StructPostgresError(
+            .connectionLost,
+            "the server stopped answering and the connection was given up (TCP keepalive or TCP_USER_TIMEOUT: a dead link, or a server gone without a word); whether the statement took effect is unknown: check before running it again",
+            sql: sql.map(maskingLiterals))
     }
 
     /// Closes `connection` and cancels what its backend is running.
-    func cancel(_ connection: PostgresConnection) {
+    func stop(_ connection: PostgresConnection) {
         let backend = backends.withLock { $0[connection.id] }
         logger.debug("cancelling a statement", metadata: ["backend": "\(backend.map { String($0.pid) } ?? "unknown")"])
         connection.close().whenComplete { _ in }

@@ -21,6 +21,7 @@ public struct StructPostgresError: Error, Sendable, CustomStringConvertible {
             case decoding, undefinedTable, undefinedColumn, invalidValue, unsupportedType
             case invalidConfiguration, transactionMisuse, server, client
             case migrationFailed, migrationRefused, unsupportedPredicate, schemaMismatch
+            case deadlineExceeded
         }
         private let backing: Backing
         private init(_ backing: Backing) { self.backing = backing }
@@ -41,6 +42,10 @@ public struct StructPostgresError: Error, Sendable, CustomStringConvertible {
         public static let queryCancelled = Self(.queryCancelled)
         /// No connection became free within the pool's acquire timeout.
         public static let poolTimeout = Self(.poolTimeout)
+        /// The call passed its deadline (`PostgresService.withTimeout`, ``PoolOptions/callTimeout``): waiting for a
+        /// connection (nothing was sent), or while a statement ran, whose connection was then closed: whether it took
+        /// effect is unknown, as after ``connectionLost``. Never sent again by the library.
+        public static let deadlineExceeded = Self(.deadlineExceeded)
         /// The connection failed or closed while a statement was running, or could not be opened.
         public static let connectionLost = Self(.connectionLost)
         /// A row could not be decoded into the entity.

@@ -32,8 +32,15 @@ final class Coalescer: Sendable {
         self.reads = reads
     }
 
-    /// Whether an upsert with `options` is coalesced.
-    func applies(to options: UpsertOptions) -> Bool { options.coalesces ?? writesByDefault }
+    /// Whether an upsert with `options` is coalesced: not under a deadline of the call's own
+    /// (``PostgresService/withTimeout(_:_:)``), which its batch, run in a task of the lane's, would not keep.
+    func applies(to options: UpsertOptions) -> Bool { (options.coalesces ?? writesByDefault) && CallDeadline.current == nil }
+
+    /// Whether a single-row delete is coalesced: by default, and not under a deadline of the call's own.
+    var deletesApply: Bool { writesByDefault && CallDeadline.current == nil }
+
+    /// Whether a point read is coalesced: with ``reads`` set, and not under a deadline of the call's own.
+    var readsApply: Bool { reads != nil && CallDeadline.current == nil }
 
     /// The lane of `key`, made on first use; its calls are told `withdrawn` when cancelled while they wait.
     func lane<Input: Sendable, Output: Sendable>(_ key: Key, withdrawn: String) -> CoalescingLane<Input, Output> {

@@ -3,7 +3,7 @@ extension OperationPath {
         var operation = Operation(.fetch, Model.Entity.self)
         operation.countsRows = .read
         let loading = loading.resolved(runtime.defaultLoading)
-        if transaction == nil, runtime.coalescer.reads != nil, let point = pointRead(Model.Entity.self, request, loading, operation) {
+        if transaction == nil, runtime.coalescer.readsApply, let point = pointRead(Model.Entity.self, request, loading, operation) {
             if let alone = try await point.lane.alone({ try await fetchAlone(Model.self, request, loading, operation) }) { return alone }
             return try await coalescedFetch(Model.self, point, operation)
         }

@@ -103,7 +103,7 @@ extension OperationPath {
     func delete<Model: EntityConvertible>(_ models: [Model]) async throws -> Int {
         let entities = try await UnitOfWork.entities(models)
         let operation = Operation(.delete, Model.Entity.self, rows: models.count)
-        if entities.count == 1, transaction == nil, runtime.coalescer.writesByDefault {
+        if entities.count == 1, transaction == nil, runtime.coalescer.deletesApply {
             let lane = runtime.coalescer.deleteLane(Model.Entity.self)
             if let alone = try await lane.alone({ try await perform(operation) { try await writer($0).delete(entities) } }) {
                 return alone

@@ -114,7 +114,7 @@ struct DatabaseSession: Sendable {
                 result = try await connection.sendingOnEventLoop(sql: statement.sql) { try await performToTheEnd(statement.sql) { try await perform(name) } }
             } else {
                 result = try await context.telemetry.measureStatement(statement.sql) {
-                    try await canceller.cancellable(on: connection) {
+                    try await canceller.cancellable(on: connection, sql: statement.sql) {
                         try await connection.sendingOnEventLoop(sql: statement.sql) { try await performToTheEnd(statement.sql) { try await perform(name) } }
                     }
                 }
@@ -232,13 +232,17 @@ struct DatabaseSession: Sendable {
     }
 
     /// The error of a statement whose task was cancelled while it ran: the connection was closed under it and
-    /// the server asked to cancel it (see ``StatementCanceller``), unless it failed for a reason of its own.
+    /// the server asked to cancel it (see ``StatementCanceller``, whose error says what reached the server), unless it
+    /// failed for a reason of its own.
     static func cancelled(_ error: any Error, sql: String) -> StructPostgresError {
-        let mapped = StructPostgresError.from(error, sql: sql)
+        var mapped = StructPostgresError.from(error, sql: sql)
+        if mapped.underlying is StatementCanceller.Stopped {
+            // The canceller's own account: what reached the server, or the deadline.
+            mapped.sql = maskingLiterals(sql)
+            return mapped
+        }
         guard mapped.code == .connectionLost || mapped.code == .queryCancelled || mapped.code == .client else { return mapped }
-        return StructPostgresError(
-            .queryCancelled, "the task was cancelled: the statement was cancelled on the server and its connection closed",
-            sqlState: SQLState.queryCanceled, sql: maskingLiterals(sql))
+        return StatementCanceller.cancelled(reached: nil, sql: sql)
     }
 
     func observe(_ statement: Statement, since start: ContinuousClock.Instant?, failed: Bool) {
