@@ -19,7 +19,7 @@ import Testing
         try await database.drop()
         let (first, second) = try runs.map { ($0[0], $0[1]) }.get()
         #expect(first.status == 0, "\(first.errors)")
-        #expect(first.output.contains("Migrations applied: 0001_create_bookstore.sql, 0002_user_invitations.sql, 0003_observe_reviews.sql, 0004_observe_reviews_by_operation.sql, 0005_review_stars.sql"))
+        #expect(first.output.contains("Migrations applied: 0001_create_bookstore.sql, 0002_user_invitations.sql, 0003_observe_reviews.sql, 0004_observe_reviews_by_operation.sql, 0005_review_stars.sql, 0006_book_versions.sql"))
         #expect(first.output.contains("Wrote stores, books and authors: 9 inserted, 0 updated, 0 unchanged, 5 books shelved, 0 taken off"))
         // The live view: the current list, then a fresh one after the review is added and after it is removed.
         #expect(first.output.contains("""

@@ -21,7 +21,7 @@ struct Options {
     var fluentMaxRows = 10_000
     /// Hand-written W1 above this many rows sends chunks of this many rows in one transaction.
     var chunk = 100_000
-    var workloads: Set<String> = ["W1", "W2", "W2C", "W3", "W4", "W4B", "W4C", "W5", "W6", "W7", "W8", "W9", "W10", "PGB"]
+    var workloads: Set<String> = ["W1", "W2", "W2C", "W3", "W4", "W4B", "W4C", "W5", "W6", "W7", "W8", "W9", "W10", "WV", "PGB"]
     var fluent = true
     var markdown = false
     /// Runs only this contender's rounds (to profile it alone); the others' figures are placeholders.

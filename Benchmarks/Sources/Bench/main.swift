@@ -70,6 +70,7 @@ try await withThrowingTaskGroup(of: Void.self) { group in
         if run.contains("W8") { try await bench.observation(&report) }
         if run.contains("W9") { try await bench.telemetryCost(settings) }
         if run.contains("W10") { try await bench.figuresAndPages(&report) }
+        if run.contains("WV") { try await bench.versionCost() }
         if run.contains("PGB") { try await bench.throughPooler(cluster) }
         if run.contains("P") { try await bench.pointCalls() }
         if options.markdown { say("\n" + report.markdown()) }

@@ -57,6 +57,9 @@ public struct PostgresConfiguration: Sendable {
     /// Gather concurrent point reads of one shape into one statement (see ``ReadCoalescing``). On by default; `nil`
     /// turns it off.
     public var readCoalescing: ReadCoalescing? = ReadCoalescing()
+    /// What writes and deletes of models with a version do with rows changed since they were read, unless a call's
+    /// options say otherwise (``UpsertOptions/merging(_:)``): ``MergePolicy/error`` (the default) fails the call.
+    public var mergePolicy: MergePolicy = .error
     /// Put each statement's parameterized SQL in its span's `db.query.text` (on by default; bound values never,
     /// literals of hand-written SQL masked: `'****'` for a string, `?` for a number).
     public var tracesQueryText = true

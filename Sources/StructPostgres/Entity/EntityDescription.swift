@@ -5,6 +5,8 @@ final class EntityDescription: Sendable {
     let schema: TableSchema
     let naming: ColumnNaming
     let keyColumns: [String]
+    /// The column of ``EntityProtocol/versionKey``; `nil` for an entity without a version.
+    let versionColumn: String?
     let relationships: [RelationshipInfo]
     /// The order the entity's `init(from:)` asks for its keys in a select of every column, learnt once.
     let keyOrder = LearntKeyOrder()
@@ -13,11 +15,15 @@ final class EntityDescription: Sendable {
         try self.init(TargetInfo(E.self), schema: schema)
     }
 
-    init(entity: String, schema: TableSchema, naming: ColumnNaming, keyColumns: [String], relationships: [RelationshipInfo]) {
+    init(
+        entity: String, schema: TableSchema, naming: ColumnNaming, keyColumns: [String], versionColumn: String? = nil,
+        relationships: [RelationshipInfo]
+    ) {
         self.entity = entity
         self.schema = schema
         self.naming = naming
         self.keyColumns = keyColumns
+        self.versionColumn = versionColumn
         self.relationships = relationships
     }
 
@@ -34,6 +40,15 @@ final class EntityDescription: Sendable {
             throw StructPostgresError(.invalidConfiguration, "\(info.entity).uniqueKey is empty", entity: info.entity, table: info.table)
         }
         self.keyColumns = keys
+        versionColumn = try info.versionKey.map { key in
+            let column = try Self.resolve(key, schema: schema, naming: info.naming, entity: info.entity)
+            guard !keys.contains(column) else {
+                throw StructPostgresError(
+                    .invalidConfiguration, "\(info.entity).versionKey '\(key)' is part of its uniqueKey; a version must be a column of its own",
+                    entity: info.entity, table: info.table, column: column)
+            }
+            return column
+        }
     }
 
     /// The column a property name or column name refers to.

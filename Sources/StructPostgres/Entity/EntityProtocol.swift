@@ -27,6 +27,21 @@ public protocol EntityProtocol: Codable, Sendable {
     static var columnNaming: ColumnNaming { get }
     /// The relationships whose ``Related`` slots fetches fill (and join-table sets writes replace). Default none.
     static var relationships: [Relationship<Self>] { get }
+    /// The integer property (or column) holding the row's version, which makes every write of the entity conditional:
+    /// an insert stores 1, an update applies only where the stored version is the entity's and stores one more, and a
+    /// delete applies only at the entity's version (see *Concurrent edits*). A model never stored has version 0.
+    /// Default `nil`: no version, the last write wins.
+    ///
+    /// ```swift
+    /// struct Counter: StoredModel {
+    ///     static let table = "counters"
+    ///     static let versionKey: String? = "version"   // column version integer NOT NULL DEFAULT 1
+    ///     var uuid: UUID
+    ///     var value: Int
+    ///     var version = 0
+    /// }
+    /// ```
+    static var versionKey: String? { get }
 
     /// Builds the model from this row.
     func toModel() throws -> Model
@@ -39,6 +54,8 @@ extension EntityProtocol {
     public static var columnNaming: ColumnNaming { .snakeCase }
     /// The default: no relationships.
     public static var relationships: [Relationship<Self>] { [] }
+    /// The default: no version.
+    public static var versionKey: String? { nil }
 }
 
 /// A struct model that can be stored: the business side of the pattern.

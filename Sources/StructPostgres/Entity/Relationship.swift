@@ -157,6 +157,7 @@ struct TargetInfo: Sendable {
     let table: String
     let naming: ColumnNaming
     let uniqueKey: [String]
+    let versionKey: String?
     /// The target's own relationships, read when a key path or a load goes through them.
     let relationships: @Sendable () -> [RelationshipInfo]
 
@@ -165,6 +166,7 @@ struct TargetInfo: Sendable {
         table = Target.table
         naming = Target.columnNaming
         uniqueKey = Target.uniqueKey
+        versionKey = Target.versionKey
         relationships = { Target.relationships.map(\.info) }
     }
 }

@@ -22,6 +22,7 @@ public struct StructPostgresError: Error, Sendable, CustomStringConvertible {
             case invalidConfiguration, transactionMisuse, server, client
             case migrationFailed, migrationRefused, unsupportedPredicate, schemaMismatch
             case deadlineExceeded
+            case versionConflict
         }
         private let backing: Backing
         private init(_ backing: Backing) { self.backing = backing }
@@ -71,6 +72,9 @@ public struct StructPostgresError: Error, Sendable, CustomStringConvertible {
         /// The models and the database's schema disagree (``PostgresAccess/verifySchema(of:)``); the message lists
         /// every mismatch.
         public static let schemaMismatch = Self(.schemaMismatch)
+        /// A write or delete of a model with a version (``EntityProtocol/versionKey``) met rows whose stored version
+        /// differs from the model's, and changed nothing; ``StructPostgresError/conflicts`` lists every one.
+        public static let versionConflict = Self(.versionConflict)
         /// Any other error PostgreSQL reported; see ``StructPostgresError/sqlState``.
         public static let server = Self(.server)
         /// Any other client-side failure.
@@ -114,6 +118,9 @@ public struct StructPostgresError: Error, Sendable, CustomStringConvertible {
     public var line: Int?
     /// The error this one wraps, when any.
     public var underlying: (any Error & Sendable)?
+    /// For ``Code/versionConflict``: every conflicting row, by its unique key, with the version the call had and the
+    /// one stored.
+    public var conflicts: [VersionConflict] = []
     /// For a foreign-key violation, the key PostgreSQL's `DETAIL` named: `author_id=5F0C…` (keys are shown, values never).
     var foreignKey: String?
     /// PostgreSQL's `DETAIL`, which may quote values: read to find the row a violation is about, never shown.

@@ -5,7 +5,9 @@ final class Coalescer: Sendable {
     /// What a lane's calls share.
     struct Key: Hashable, Sendable {
         enum Kind: Hashable, Sendable {
-            case upsert(UpsertOptions.Conflict)
+            /// Upserts with one conflict rule and, for an entity with a version, the merge policy its batches are
+            /// written with (``UpsertOptions/coalescedMergePolicy``).
+            case upsert(UpsertOptions.Conflict, MergePolicy?)
             case delete
             /// A point read of one shape (see ``ReadCoalescing``).
             case read(PointReadShape)
@@ -54,13 +56,16 @@ final class Coalescer: Sendable {
         }
     }
 
-    /// The lane of single-row upserts of `E` with `options`' conflict rule.
+    /// The lane of single-row upserts of `E` with `options`' conflict rule and (for an entity with a version) merge
+    /// policy: calls under ``MergePolicy/error`` and ``MergePolicy/rollback`` share one, whose batches keep what is
+    /// stored; those under ``MergePolicy/overwrite`` another.
     func lane<E: EntityProtocol>(_ type: E.Type, _ options: UpsertOptions) -> CoalescingLane<E, UpsertResult> {
-        lane(.init(kind: .upsert(options.conflict), entity: ObjectIdentifier(E.self)),
+        let policy = E.versionKey == nil ? nil : options.coalescedMergePolicy
+        return lane(.init(kind: .upsert(options.conflict, policy), entity: ObjectIdentifier(E.self)),
              withdrawn: "the task was cancelled while its upsert waited to be coalesced; its row was not sent")
     }
 
-    /// The lane of single-row deletes of `E`.
+    /// The lane of single-row deletes of `E` (unconditional ones: see ``OperationPath/delete(_:policy:)``).
     func deleteLane<E: EntityProtocol>(_ type: E.Type) -> CoalescingLane<E, Int> {
         lane(.init(kind: .delete, entity: ObjectIdentifier(E.self)),
              withdrawn: "the task was cancelled while its delete waited to be coalesced; its row was not deleted")

@@ -14,6 +14,10 @@ extension MigrationDrafter {
                 notes.append(review("\(E.self).\(property): \(problem)"))
                 continue
             }
+            if isVersion(E.self, column: column, property: property) {
+                columns.append(.init(name: column, type: "integer", notNull: true, defaultValue: "1"))
+                continue
+            }
             let (type, note) = sqlType(row, index)
             if let note { notes.append(review(note)) }
             columns.append(.init(name: column, type: type, notNull: !optional.contains(property)))
@@ -32,7 +36,9 @@ extension MigrationDrafter {
 
     /// The table's `CREATE TABLE`, with the foreign keys whose referenced table exists by then (`references`).
     func createStatement(_ new: NewTable, inline: [ForeignKey]) -> String {
-        var lines = new.columns.map { "    \(Self.quote($0.name)) \($0.type)\($0.notNull ? " NOT NULL" : "")" }
+        var lines = new.columns.map { column in
+            "    \(Self.quote(column.name)) \(column.type)\(column.notNull ? " NOT NULL" : "")" + (column.defaultValue.map { " DEFAULT \($0)" } ?? "")
+        }
         let key = new.key.filter { name in new.columns.contains { $0.name == name } }
         if !key.isEmpty {
             lines.append("    \(new.keyIsPrimary ? "PRIMARY KEY" : "UNIQUE") (\(key.map(Self.quote).joined(separator: ", ")))")
@@ -42,6 +48,34 @@ extension MigrationDrafter {
         }
         let create = "CREATE TABLE \(Self.quoteQualified(new.table)) (\n" + lines.joined(separator: ",\n") + "\n);"
         return (new.notes + [create]).joined(separator: "\n")
+    }
+
+    /// A version column's declaration (``EntityProtocol/versionKey``): conditional writes need whole numbers, never
+    /// NULL, and rows that other means insert start at 1.
+    static let versionType = "integer NOT NULL DEFAULT 1"
+
+    /// Whether `column` (of `property`) is `E`'s version.
+    static func isVersion<E: EntityProtocol>(_ type: E.Type, column: String, property: String) -> Bool {
+        guard let key = E.versionKey else { return false }
+        return key == property || key == column || E.columnNaming.column(for: key) == column
+    }
+
+    /// What makes an existing version column `integer NOT NULL DEFAULT 1`: the default, then NULLs set to 1 and
+    /// `NOT NULL`; a column of another type is for review (its values must be converted by hand).
+    static func alterVersionColumn<E: EntityProtocol>(
+        _ state: SchemaComparison<E>.VersionColumnState, table: String, type: E.Type
+    ) -> [String] {
+        let column = quote(state.column)
+        guard state.isInteger else {
+            return [review("\(E.self).\(state.property ?? state.column) is the version, but column \(state.column) does not hold whole numbers: convert it to \(versionType) by hand")]
+        }
+        var lines: [String] = []
+        if !state.hasDefaultOne { lines.append("ALTER TABLE \(table) ALTER COLUMN \(column) SET DEFAULT 1;") }
+        if !state.notNull {
+            lines.append("UPDATE \(table) SET \(column) = 1 WHERE \(column) IS NULL;")
+            lines.append("ALTER TABLE \(table) ALTER COLUMN \(column) SET NOT NULL;")
+        }
+        return lines
     }
 
     /// The SQL type a write of `value` stores: the table the drafts and the checks share (see *Migrations*). An

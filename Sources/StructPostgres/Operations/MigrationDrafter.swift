@@ -20,6 +20,8 @@ struct MigrationDrafter {
             let name: String
             let type: String
             let notNull: Bool
+            /// The column's `DEFAULT`: `1` for a version column.
+            var defaultValue: String? = nil
         }
         let table: String
         let columns: [Column]
@@ -105,6 +107,13 @@ struct MigrationDrafter {
                     up.append(Self.review("\(E.self).\(property): \(problem)"))
                     continue
                 }
+                if Self.isVersion(E.self, column: column, property: property) {
+                    // The default fills the rows already there: they start at version 1.
+                    up.append("ALTER TABLE \(table) ADD COLUMN \(Self.quote(column)) \(Self.versionType);")
+                    existing[E.table, default: []].insert(column)
+                    down.append(Self.review("ALTER TABLE \(table) DROP COLUMN \(Self.quote(column)); (writes of \(E.self) stop being conditional)"))
+                    continue
+                }
                 let required = !optional.contains(property)
                 let (type, note) = Self.sqlType(row, index)
                 if let note { up.append(Self.review(note)) }
@@ -123,6 +132,14 @@ struct MigrationDrafter {
                 continue  // drafted by addLinks
             case .missingForeignKey where toOnes.contains { $0.name == mismatch.property }:
                 continue  // drafted by addToOnes
+            case .nonOptionalOnNullableColumn where mismatch.column == (try? EntityDescription.resolve(E.versionKey ?? "", schema: schema, naming: E.columnNaming, entity: "\(E.self)")):
+                continue  // drafted with the version column's other needs
+            case .versionColumn:
+                guard let state = try await comparison.versionColumnState(schema, session, row: row) else {
+                    up.append(Self.review(mismatch.description))
+                    continue
+                }
+                up += Self.alterVersionColumn(state, table: table, type: E.self)
             default:
                 up.append(Self.review(mismatch.description))
             }

@@ -8,20 +8,21 @@ extension OperationPath {
             throw StructPostgresError(.invalidConfiguration, "ImportOptions.batchSize must be positive, not \(options.batchSize)")
         }
         let operation = Operation(.import, Model.Entity.self)
+        let upsert = UpsertOptions.upsert.merging(runtime.configuration.mergePolicy)
         switch options.onFailure {
         case .allOrNothing:
             return try await transaction(TransactionOptions()) { transaction in
                 var run = ImportRun<Model>(options: options, total: total, reader: try reader())
                 let path = path(inside: transaction)
                 return try await run.run { work, _ in
-                    try await path.perform(operation) { try await writer($0, .upsert).write(work) }
+                    try await path.perform(operation) { try await writer($0, upsert).write(work) }
                 }
             }
         case .skipAndReport:
             var run = ImportRun<Model>(options: options, total: total, reader: try reader())
             return try await run.run { work, atomically in
-                guard atomically else { return try await write(work, operation, options: .upsert) }
-                return try await performAtomically(operation) { try await writer($0, .upsert).write(work) }
+                guard atomically else { return try await write(work, operation, options: upsert) }
+                return try await performAtomically(operation) { try await writer($0, upsert).write(work) }
             }
         }
     }

@@ -57,6 +57,7 @@ struct SchemaComparison<E: EntityProtocol> {
                 "column '\(column)' is NOT NULL without a default, and \(entity) has no property for it: every insert fails; give it a default, make it nullable, or add the property"))
         }
         found += uniqueKeyMismatches(schema)
+        found += try await versionMismatches(schema, session, row: row)
         found += await relationshipMismatches(schema, session)
         return found
     }

@@ -4,6 +4,7 @@ extension OperationPath {
     /// Upserts `models` and what their conversion registers: a slice at a time beyond
     /// ``WritePlan/rowsPerStatement`` models, otherwise as one unit of work.
     func update<Model: EntityConvertible>(_ models: [Model], options: UpsertOptions) async throws -> UpsertResult {
+        let options = options.resolvingMergePolicy(runtime.configuration.mergePolicy)
         var operation = Operation(.upsert, Model.Entity.self, rows: models.count)
         operation.countsRows = .written
         if WritePlan.needsSlicing(models.count) {
@@ -27,12 +28,18 @@ extension OperationPath {
     /// its own operation; a batch is written as the first of its calls would write alone: its statements traced
     /// under that call's span and tracer, sent again after a deadlock or serialization failure as every write is, and
     /// rows with repeated keys in a transaction of this path.
+    ///
+    /// A batch of an entity with a version leaves conflicting rows as stored (``MergePolicy/rollback``, see
+    /// ``UpsertOptions/coalescedMergePolicy``), so that one caller's conflict is no other's; a caller whose policy is
+    /// ``MergePolicy/error`` then gets its own conflict as an error.
     private func coalesced<E: EntityProtocol>(
         _ entity: E, _ lane: CoalescingLane<E, UpsertResult>, _ operation: Operation, options: UpsertOptions
     ) async throws -> UpsertResult {
-        try await runtime.telemetry.measure(operation) { span in
+        let failsOnConflict = E.versionKey != nil && (options.mergePolicy ?? .error) == .error
+        let options = E.versionKey == nil ? options : options.merging(options.coalescedMergePolicy)
+        return try await runtime.telemetry.measure(operation) { span in
             let instruments = runtime.telemetry.inherited()
-            return try await lane.submit(entity) { entities in
+            let result = try await lane.submit(entity) { entities in
                 await Self.splittingOnRowFaults(entities) { entities in
                     try await instruments.bound {
                         try await retrying(maxRetries: nil, span) {
@@ -45,6 +52,8 @@ extension OperationPath {
                     }
                 }
             }
+            if failsOnConflict, !result.conflicts.isEmpty { throw StructPostgresError.versionConflict(result.conflicts) }
+            return result
         }
     }
 
@@ -100,17 +109,28 @@ extension OperationPath {
         return try await performAtomically(operation) { try await writer($0, options).write(work) }
     }
 
-    func delete<Model: EntityConvertible>(_ models: [Model]) async throws -> Int {
+    /// Deletes the models' rows; those of an entity with a version only at its version, as `policy` (else the
+    /// configuration's ``PostgresConfiguration/mergePolicy``) says.
+    ///
+    /// A single-row delete is coalesced with the concurrent ones of its type, unless it is conditional (an entity with
+    /// a version, under ``MergePolicy/error`` or ``MergePolicy/rollback``): a batch's `DELETE ... RETURNING` tells
+    /// each caller whether its row went, but not a conflict apart from a row already gone, nor (for two callers of one
+    /// key at different versions) what deleting one after the other would have done. Such a delete is sent alone, as
+    /// before coalescing, and each caller gets exactly a lone call's outcome. Under ``MergePolicy/overwrite`` the
+    /// delete is unconditional and coalesces as any other.
+    func delete<Model: EntityConvertible>(_ models: [Model], policy: MergePolicy? = nil) async throws -> Int {
         let entities = try await UnitOfWork.entities(models)
+        let options = UpsertOptions.upsert.merging(policy ?? runtime.configuration.mergePolicy)
         let operation = Operation(.delete, Model.Entity.self, rows: models.count)
-        if entities.count == 1, transaction == nil, runtime.coalescer.deletesApply {
+        let conditional = Model.Entity.versionKey != nil && options.mergePolicy != .overwrite
+        if entities.count == 1, transaction == nil, runtime.coalescer.deletesApply, !conditional {
             let lane = runtime.coalescer.deleteLane(Model.Entity.self)
-            if let alone = try await lane.alone({ try await perform(operation) { try await writer($0).delete(entities) } }) {
+            if let alone = try await lane.alone({ try await perform(operation) { try await writer($0, options).delete(entities) } }) {
                 return alone
             }
             return try await coalescedDelete(entities[0], lane, operation)
         }
-        return try await perform(operation) { try await writer($0).delete(entities) }
+        return try await perform(operation) { try await writer($0, options).delete(entities) }
     }
 
     func deleteAll<E: EntityProtocol>(_ type: E.Type, _ filter: Filter?) async throws -> Int {

@@ -45,6 +45,9 @@ public struct SchemaMismatch: Sendable, Equatable, CustomStringConvertible {
         case generatedColumn
         /// The model could not be inspected (its `init(from:)` refused every stand-in value).
         case uninspectableModel
+        /// The entity's ``EntityProtocol/versionKey`` names no property it encodes, or its column is not
+        /// `integer NOT NULL DEFAULT 1` (or `bigint`), which conditional writes need.
+        case versionColumn
     }
 
     /// What disagrees.

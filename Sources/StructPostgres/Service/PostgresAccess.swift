@@ -72,6 +72,17 @@ extension PostgresAccess {
         try await operationPath.delete(entities)
     }
 
+    /// Deletes the models' rows by unique key, those of a model with a version (``EntityProtocol/versionKey``) as
+    /// `policy` says rather than the service's ``PostgresConfiguration/mergePolicy``; returns how many went.
+    ///
+    /// ```swift
+    /// try await service.delete(entities: [book], merging: .overwrite)   // whatever its stored version
+    /// ```
+    @discardableResult
+    public func delete<Model: EntityConvertible>(entities: [Model], merging policy: MergePolicy) async throws -> Int {
+        try await operationPath.delete(entities, policy: policy)
+    }
+
     /// The models matching `filter`, one at a time as their rows arrive, with flat memory: for results too
     /// large to hold. Relationships are not loaded. Inside a transaction, iterate it within the closure. A filter
     /// that cannot be compiled fails the first iteration.

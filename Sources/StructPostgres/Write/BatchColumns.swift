@@ -38,10 +38,11 @@ struct BatchColumns: Sendable {
     ///
     /// Three stages: encoding (``BatchEncoder``), the unique key (nil parts refused, duplicates merged), and the
     /// checks of each column against the table.
-    init<E: EntityProtocol>(_ entities: ArraySlice<E>, description: EntityDescription, keysOnly: Bool = false) throws {
-        var encoded = try BatchEncoder(description: description, keysOnly: keysOnly).encode(entities)
+    init<E: EntityProtocol>(_ entities: ArraySlice<E>, description: EntityDescription, keysOnly: Bool = false, withVersion: Bool = false) throws {
+        let only = Self.onlyColumns(description, keysOnly: keysOnly, withVersion: withVersion)
+        var encoded = try BatchEncoder(description: description, only: only).encode(entities)
         let (keyIndexes, merged) = try Self.keyed(&encoded, rowCount: entities.count, description: description, keysOnly: keysOnly)
-        let checks = try Self.columnChecks(encoded, keyIndexes: keyIndexes, description: description, keysOnly: keysOnly)
+        let checks = try Self.columnChecks(encoded, keyIndexes: keyIndexes, description: description, only: only)
         try self.init(rowCount: entities.count - merged, merged: merged, columns: (0..<checks.count).map(checks.check))
     }
 
@@ -49,19 +50,27 @@ struct BatchColumns: Sendable {
     /// rows or more is encoded in two halves at once and its columns checked at once (for a batch nothing else
     /// waits on: one the server is writing meanwhile would only take its core).
     init<E: EntityProtocol>(
-        _ entities: ArraySlice<E>, description: EntityDescription, keysOnly: Bool = false, inParallel: Bool
+        _ entities: ArraySlice<E>, description: EntityDescription, keysOnly: Bool = false, withVersion: Bool = false, inParallel: Bool
     ) async throws {
         guard inParallel, entities.count >= ParallelRows.minimum else {
-            try self.init(entities, description: description, keysOnly: keysOnly)
+            try self.init(entities, description: description, keysOnly: keysOnly, withVersion: withVersion)
             return
         }
-        var encoded = try await BatchEncoder(description: description, keysOnly: keysOnly).encode(entities, inParallel: true)
+        let only = Self.onlyColumns(description, keysOnly: keysOnly, withVersion: withVersion)
+        var encoded = try await BatchEncoder(description: description, only: only).encode(entities, inParallel: true)
         let (keyIndexes, merged) = try Self.keyed(&encoded, rowCount: entities.count, description: description, keysOnly: keysOnly)
-        let checks = try Self.columnChecks(encoded, keyIndexes: keyIndexes, description: description, keysOnly: keysOnly)
+        let checks = try Self.columnChecks(encoded, keyIndexes: keyIndexes, description: description, only: only)
         let rowCount = entities.count - merged
         let columns = rowCount >= ParallelRows.minimum
             ? try await ParallelRows.map(checks.count, checks.check) : try (0..<checks.count).map(checks.check)
         self.init(rowCount: rowCount, merged: merged, columns: columns)
+    }
+
+    /// The columns a batch of keys keeps: the unique key's, and `withVersion` the version's; `nil`: every column.
+    private static func onlyColumns(_ description: EntityDescription, keysOnly: Bool, withVersion: Bool) -> [String]? {
+        guard keysOnly else { return nil }
+        guard withVersion, let version = description.versionColumn else { return description.keyColumns }
+        return description.keyColumns + [version]
     }
 
     private init(rowCount: Int, merged: Int, columns: [Column]) {
@@ -86,12 +95,13 @@ struct BatchColumns: Sendable {
     /// What the table says of each encoded column first (unknown columns, two properties on one, thrown here), then
     /// the check of every value of column `index` (`check`), for the caller to run in order or at once.
     private static func columnChecks(
-        _ encoded: BatchEncoder.Encoded, keyIndexes: [Int], description: EntityDescription, keysOnly: Bool
+        _ encoded: BatchEncoder.Encoded, keyIndexes: [Int], description: EntityDescription, only: [String]?
     ) throws -> (count: Int, check: (Int) throws -> Column) {
+        let keysOnly = only != nil
         let (entity, table) = (description.entity, description.schema.table)
         var kept: [(name: String, property: String, info: TableSchema.Column, values: [ColumnValue])] = []
         kept.reserveCapacity(encoded.names.count)
-        for (position, name) in encoded.names.enumerated() where !keysOnly || description.keyColumns.contains(name) {
+        for (position, name) in encoded.names.enumerated() where only?.contains(name) ?? true {
             let property = encoded.properties[position]
             guard let info = description.schema.columns[name] else {
                 throw StructPostgresError(

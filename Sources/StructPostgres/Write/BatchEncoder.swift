@@ -11,13 +11,14 @@ struct BatchEncoder {
     }
 
     let description: EntityDescription
-    /// Only the unique key's columns are needed (a delete): encoding stops after the last key column.
-    let keysOnly: Bool
+    /// Only these columns are needed (a delete: the unique key's, and the version's of an entity with one): encoding
+    /// stops after the last of them. `nil`: every column.
+    let onlyColumns: [String]?
     private let encoder: RowEncoder
 
-    init(description: EntityDescription, keysOnly: Bool) {
+    init(description: EntityDescription, only onlyColumns: [String]?) {
         self.description = description
-        self.keysOnly = keysOnly
+        self.onlyColumns = onlyColumns
         encoder = RowEncoder(naming: description.naming)
     }
 
@@ -68,10 +69,10 @@ struct BatchEncoder {
         return Encoded(names: Array(shape.columns.prefix(width)), properties: Array(shape.properties.prefix(width)), columns: columns)
     }
 
-    /// The number of leading columns a delete needs (through the last key column); `nil`: every column.
+    /// The number of leading columns a delete needs (through the last of ``onlyColumns``); `nil`: every column.
     private func keyPrefix(_ shape: RowEncoder.Shape) -> Int? {
-        guard keysOnly else { return nil }
-        return description.keyColumns.map { shape.columns.firstIndex(of: $0) }.reduce(0 as Int?) { last, index in
+        guard let onlyColumns else { return nil }
+        return onlyColumns.map { shape.columns.firstIndex(of: $0) }.reduce(0 as Int?) { last, index in
             guard let last, let index else { return nil }
             return max(last, index + 1)
         }

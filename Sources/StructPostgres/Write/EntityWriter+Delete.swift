@@ -11,6 +11,12 @@ extension EntityWriter {
     func delete<E: EntityProtocol>(_ entities: [E]) async throws -> Int {
         guard !entities.isEmpty else { return 0 }
         let description = try await session.describe(E.self)
+        let policy = options.mergePolicy ?? .error
+        if description.versionColumn != nil, policy != .overwrite {
+            let batch = try await BatchColumns(entities[...], description: description, keysOnly: true, withVersion: true, inParallel: true)
+            let delete = try VersionedDelete(description: description, batch: batch, policy: policy)
+            return try await session.tagged(description) { try delete.deleted(try await session.run(delete.statement())) }
+        }
         let batch = try await BatchColumns(entities[...], description: description, keysOnly: true, inParallel: true)
         var statement = Statement(sql: "")
         var parameters: [String] = []

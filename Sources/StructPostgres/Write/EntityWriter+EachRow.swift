@@ -29,6 +29,10 @@ extension EntityWriter {
 
     private func sendEach<E: EntityProtocol>(_ prepared: PreparedUpsert, _ type: E.Type) async throws -> [UpsertResult] {
         guard prepared.rowCount > 1 else { return [try await send(prepared, type)] }
+        if let versioned = prepared.versioned {
+            let outcomes = try versioned.outcomes(try await run(prepared, type))
+            return outcomes.indices.map { versioned.result(outcomes, rows: CollectionOfOne($0)) }
+        }
         let untouched = options.conflict == .ignore ? UpsertResult(skipped: 1) : UpsertResult(unchanged: 1)
         var results = Array(repeating: untouched, count: prepared.rowCount)
         for row in try await run(prepared, type) {

@@ -81,12 +81,20 @@ extension EntityWriter {
             return try await writer.prepare(entities[...], description: description, inParallel: inParallel)
         }
         let slices = WritePlan.chunks(models.count)
-        return try await Self.pipelined(
+        // Slices go on after one meets version conflicts, so that the error lists them all; the caller's transaction
+        // undoes what the others wrote.
+        var conflicts: [VersionConflict] = []
+        let total = try await Self.pipelined(
             slices.count,
             prepare: { index in { [range = slices[index]] in try await prepare(range, inParallel: index == 0) } },
             send: { index, prepared in
-                if let prepared { return try await send(prepared, Model.Entity.self) }
-                return try await write(try await UnitOfWork.convert(models[slices[index]], inParallel: false))
+                do {
+                    if let prepared { return try await send(prepared, Model.Entity.self) }
+                    return try await write(try await UnitOfWork.convert(models[slices[index]], inParallel: false))
+                } catch let error as StructPostgresError where error.code == .versionConflict && !error.conflicts.isEmpty {
+                    conflicts += error.conflicts
+                    return UpsertResult()
+                }
             },
             explain: { index, error in
                 var error = error
@@ -94,6 +102,8 @@ extension EntityWriter {
                 error.message += " (in models \(range.lowerBound)..<\(range.upperBound) of the batch; an index above counts from \(range.lowerBound))"
                 return error
             })
+        if !conflicts.isEmpty { throw StructPostgresError.versionConflict(conflicts) }
+        return total
     }
 
     /// Sends `count` upserts one after another, each prepared (encoded) in a child task while the one before it is

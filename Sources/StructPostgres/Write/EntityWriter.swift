@@ -23,9 +23,17 @@ struct EntityWriter: Sendable {
         let kept = try BatchColumns.lastOfEachKey(entities, description: description)
         let unique = kept.count == entities.count ? entities : kept.map { entities[$0] }
         var total = UpsertResult(merged: entities.count - unique.count)
+        var conflicts: [VersionConflict] = []
         for chunk in WritePlan.chunks(unique.count) {
-            total = total + (try await upsertChunk(unique[chunk], inParallel: inParallel))
+            do {
+                total = total + (try await upsertChunk(unique[chunk], inParallel: inParallel))
+            } catch let error as StructPostgresError where error.code == .versionConflict && !error.conflicts.isEmpty {
+                // The chunks go on, so that the error lists the conflicts of them all; the caller's transaction undoes
+                // what the others wrote.
+                conflicts += error.conflicts
+            }
         }
+        if !conflicts.isEmpty { throw StructPostgresError.versionConflict(conflicts) }
         return total
     }
 
@@ -39,7 +47,7 @@ struct EntityWriter: Sendable {
 
     /// The single-row upsert of `entity` through its type's plan, or `nil` when there is none or it does not fit.
     private func planned<E: EntityProtocol>(_ entity: E) -> PreparedUpsert? {
-        cache.singleRowPlan(.init(entity: ObjectIdentifier(E.self), conflict: options.conflict))?.prepare(entity, options: options)
+        cache.singleRowPlan(.init(E.self, options))?.prepare(entity, options: options)
     }
 
     private func upsertChunk<E: EntityProtocol>(_ entities: ArraySlice<E>, inParallel: Bool) async throws -> UpsertResult {
@@ -58,9 +66,18 @@ struct EntityWriter: Sendable {
         try await PreparedUpsert(entities, description: description, options: options, cache: cache, inParallel: inParallel)
     }
 
-    /// Sends a prepared upsert; counts what it did.
+    /// Sends a prepared upsert; counts what it did. For an entity with a version, also what became of each row: under
+    /// ``MergePolicy/error`` a conflict throws (the statement wrote nothing).
     func send(_ prepared: PreparedUpsert, _ type: any EntityProtocol.Type) async throws -> UpsertResult {
         let rows = try await run(prepared, type)
+        if let versioned = prepared.versioned {
+            let outcomes = try versioned.outcomes(rows)
+            let result = versioned.result(outcomes, rows: outcomes.indices, merged: prepared.merged)
+            if !result.conflicts.isEmpty, (prepared.options.mergePolicy ?? .error) == .error {
+                throw StructPostgresError.versionConflict(result.conflicts)
+            }
+            return result
+        }
         let inserted: Int64
         let changed: Int64
         if prepared.rowCount == 1 {
@@ -90,6 +107,7 @@ struct EntityWriter: Sendable {
                 named.property = prepared.properties[index]
             }
             if named.rowKey == nil { named.rowKey = prepared.violatingRow?.rowKey(for: named) }
+            if let raced = prepared.versioned?.racedInsert(named) { throw raced }
             throw UpsertSQL.explainMissingReference(named, type, prepared)
         }
     }

@@ -10,6 +10,8 @@ struct PreparedUpsert: Sendable {
     let options: UpsertOptions
     /// Finds the row a unique violation of a batch is about.
     let violatingRow: ViolatingRow?
+    /// For an entity with a version: each row's key and version, to tell what the statement did to each.
+    let versioned: VersionedRows?
 
     /// Encodes and checks an upsert of `entities`; a single row's makes the plan later single rows of `E` take.
     /// `inParallel`: a large batch is encoded on more than one thread (see ``BatchColumns``). `reportsRows`: the
@@ -20,12 +22,16 @@ struct PreparedUpsert: Sendable {
     ) async throws {
         let batch = try await BatchColumns(entities, description: description, inParallel: inParallel)
         let reportsRows = reportsRows && batch.rowCount > 1
-        let shape = UpsertShape(
+        let planKey = SingleRowUpsertPlan.Key(E.self, options)
+        var shape = UpsertShape(
             entity: ObjectIdentifier(E.self),
             columns: batch.columns.map { .init(name: $0.name, wire: $0.arrayType, needsCast: $0.needsCast) },
             conflict: options.conflict, singleRow: batch.rowCount == 1, reportsRows: reportsRows)
+        shape.mergePolicy = planKey.mergePolicy
+        let versioned = description.versionColumn == nil ? nil : try VersionedRows(E.self, batch: batch, description: description, options: options)
         let sql = try cache.text(shape, schema: description.schema) {
-            try UpsertSQL.text(batch, description: description, options: options, reportsRows: reportsRows)
+            if versioned != nil { return try VersionedUpsertSQL.text(batch, description: description, options: options) }
+            return try UpsertSQL.text(batch, description: description, options: options, reportsRows: reportsRows)
         }
         statement = try await Self.bind(batch, sql: sql, inParallel: inParallel)
         rowCount = batch.rowCount
@@ -35,13 +41,14 @@ struct PreparedUpsert: Sendable {
         self.description = description
         self.options = options
         violatingRow = entities.count > 1 ? ViolatingRow(entities, description: description) : nil
+        self.versioned = versioned
         if entities.count == 1 {
-            cache.store(SingleRowUpsertPlan(self, batch: batch), for: .init(entity: ObjectIdentifier(E.self), conflict: options.conflict))
+            cache.store(SingleRowUpsertPlan(self, batch: batch), for: planKey)
         }
     }
 
     /// A single row's upsert prepared by its type's plan.
-    init(statement: Statement, planned plan: SingleRowUpsertPlan, options: UpsertOptions) {
+    init(statement: Statement, planned plan: SingleRowUpsertPlan, options: UpsertOptions, versioned: VersionedRows?) {
         self.statement = statement
         rowCount = 1
         merged = 0
@@ -50,6 +57,7 @@ struct PreparedUpsert: Sendable {
         description = plan.description
         self.options = options
         violatingRow = nil
+        self.versioned = versioned
     }
 
     /// The statement `sql` with one parameter per column of `batch`, in order: an array, or for a single row its

@@ -11,6 +11,17 @@ final class SingleRowUpsertPlan: Sendable {
     struct Key: Hashable, Sendable {
         let entity: ObjectIdentifier
         let conflict: UpsertOptions.Conflict
+        /// The merge policy, for an entity with a version (its statement depends on it); `nil` for others.
+        var mergePolicy: MergePolicy? = nil
+
+        init(entity: ObjectIdentifier, conflict: UpsertOptions.Conflict, mergePolicy: MergePolicy? = nil) {
+            (self.entity, self.conflict, self.mergePolicy) = (entity, conflict, mergePolicy)
+        }
+
+        /// The key of `E`'s upserts under `options`.
+        init<E: EntityProtocol>(_ type: E.Type, _ options: UpsertOptions) {
+            self.init(entity: ObjectIdentifier(E.self), conflict: options.conflict, mergePolicy: E.versionKey == nil ? nil : options.mergePolicy ?? .error)
+        }
     }
 
     /// A class, so that walking the columns for every row retains each once instead of copying its checker.
@@ -34,6 +45,8 @@ final class SingleRowUpsertPlan: Sendable {
     let sql: String
     let types: [PostgresDataType]
     let preparedKey: PreparedStatementRegistry.Key
+    /// For an entity with a version: where its key columns and its version are among ``columns``.
+    let versionPlaces: (keys: [Int], version: Int)?
 
     /// The plan of the single-row upsert `prepared`, encoded and checked the general way from `batch`.
     init(_ prepared: PreparedUpsert, batch: BatchColumns) {
@@ -54,6 +67,11 @@ final class SingleRowUpsertPlan: Sendable {
         sql = prepared.statement.sql
         self.types = types
         preparedKey = PreparedStatementRegistry.Key(sql: sql, types: types)
+        versionPlaces = prepared.versioned.flatMap { _ in
+            let names = prepared.columns
+            guard let version = names.firstIndex(where: { $0 == description.versionColumn }) else { return nil }
+            return (description.keyColumns.compactMap { names.firstIndex(of: $0) }, version)
+        }
     }
 
     /// The upsert of `entity`, or `nil` when it does not fit the plan. A value of the column's wire type has the
@@ -74,6 +92,11 @@ final class SingleRowUpsertPlan: Sendable {
         }
         assert(zip(values, types).allSatisfy { $0.isNull || BinaryColumnValue(value: $0).psqlType == $1 }, "a value bound with another type than the plan's")
         let statement = Statement(sql: sql, bindings: bindings, types: types, values: values, preparedKey: preparedKey)
-        return PreparedUpsert(statement: statement, planned: self, options: options)
+        var versioned: VersionedRows?
+        if let (keys, version) = versionPlaces {
+            guard let read = VersionColumn.version(values[version]) else { return nil }
+            versioned = VersionedRows(E.self, description: description, options: options, keys: keys.map { [values[$0]] }, versions: [read])
+        }
+        return PreparedUpsert(statement: statement, planned: self, options: options, versioned: versioned)
     }
 }

@@ -55,4 +55,6 @@ struct UpsertShape: Hashable, Sendable {
     let singleRow: Bool
     /// The statement returns each written row's place in the batch (see ``UpsertSQL/text(_:description:options:reportsRows:)``).
     var reportsRows = false
+    /// For an entity with a version, the merge policy its statement applies (see ``VersionedUpsertSQL``).
+    var mergePolicy: MergePolicy?
 }

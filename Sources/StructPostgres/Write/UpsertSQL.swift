@@ -8,12 +8,7 @@ enum UpsertSQL {
     static func text(_ batch: BatchColumns, description: EntityDescription, options: UpsertOptions, reportsRows: Bool = false) throws -> String {
         let schema = description.schema
         let keys = description.keyColumns
-        guard schema.hasUniqueIndex(on: keys) else {
-            throw StructPostgresError(
-                .invalidConfiguration,
-                "\(description.entity).uniqueKey is (\(keys.joined(separator: ", "))), but table '\(schema.table)' has no unique index or primary key on exactly those columns",
-                entity: description.entity, table: schema.table)
-        }
+        try requireUniqueIndex(description)
         var parameters: [String] = []
         var selected: [String] = []
         for (index, column) in batch.columns.enumerated() {
@@ -30,17 +25,7 @@ enum UpsertSQL {
         case .updateAll, .update:
             var updated = batch.columns.map(\.name).filter { !keys.contains($0) }
             if case .update(let chosen) = options.conflict {
-                guard !chosen.isEmpty else {
-                    throw StructPostgresError(
-                        .invalidConfiguration, "UpsertOptions.updating names no property to update; use .insertIfAbsent to leave existing rows as they are",
-                        entity: description.entity, table: schema.table)
-                }
-                updated = try chosen.map { try description.column(for: $0) }
-                for column in updated where !batch.columns.contains(where: { $0.name == column }) {
-                    throw StructPostgresError(
-                        .undefinedColumn, "column '\(column)' chosen for update is not encoded by \(description.entity)",
-                        entity: description.entity, table: schema.table, column: column)
-                }
+                updated = try chosenColumns(chosen, batch, description)
             }
             if updated.isEmpty { updated = [keys[0]] }
             let assignments = updated.map { "\(SQLIdentifier.quote($0)) = EXCLUDED.\(SQLIdentifier.quote($0))" }
@@ -81,6 +66,33 @@ enum UpsertSQL {
             ON CONFLICT (\(quotedKeys)) \(conflict) RETURNING (t.xmax = 0) AS inserted) \
             SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FROM upserted
             """
+    }
+
+    /// Refuses an entity whose unique key has no unique index behind it: `ON CONFLICT` needs one.
+    static func requireUniqueIndex(_ description: EntityDescription) throws {
+        let (schema, keys) = (description.schema, description.keyColumns)
+        guard schema.hasUniqueIndex(on: keys) else {
+            throw StructPostgresError(
+                .invalidConfiguration,
+                "\(description.entity).uniqueKey is (\(keys.joined(separator: ", "))), but table '\(schema.table)' has no unique index or primary key on exactly those columns",
+                entity: description.entity, table: schema.table)
+        }
+    }
+
+    /// The columns of the properties ``UpsertOptions/updating(_:)`` names, each of which the batch must encode.
+    static func chosenColumns(_ chosen: [String], _ batch: BatchColumns, _ description: EntityDescription) throws -> [String] {
+        guard !chosen.isEmpty else {
+            throw StructPostgresError(
+                .invalidConfiguration, "UpsertOptions.updating names no property to update; use .insertIfAbsent to leave existing rows as they are",
+                entity: description.entity, table: description.schema.table)
+        }
+        let updated = try chosen.map { try description.column(for: $0) }
+        for column in updated where !batch.columns.contains(where: { $0.name == column }) {
+            throw StructPostgresError(
+                .undefinedColumn, "column '\(column)' chosen for update is not encoded by \(description.entity)",
+                entity: description.entity, table: description.schema.table, column: column)
+        }
+        return updated
     }
 
     /// True where a stored row differs from the written one in one of `columns`: a row that would not change is

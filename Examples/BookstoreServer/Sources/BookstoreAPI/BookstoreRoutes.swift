@@ -7,7 +7,8 @@ import StructPostgres
 ///
 /// - `GET /health`: `ok`, and how many pooled connections requests are using.
 /// - `GET /stores`: the stores with their books.
-/// - `GET /books/{id}`: a book with its author and reviews (and the reviews' users).
+/// - `GET /books/{id}`: a book with its author and reviews (and the reviews' users), its version as the `ETag`.
+/// - `PUT /books/{id}`: a changed book, written only at the version `If-Match` names (``BookEditRoutes``).
 /// - `GET /books/{id}/reviews?limit=20&offset=0`: a book's reviews, newest first, a page at a time.
 /// - `POST /books/{id}/reviews`: a new review (`{"content": "...", "stars": 4, "userID": "...", "uuid": "..."}`), 201.
 /// - `PUT /reviews/{id}`, `DELETE /reviews/{id}`: change or remove a review.
@@ -25,11 +26,7 @@ struct BookstoreRoutes: Sendable {
         router.get("stores") { _, _ in
             try JSON.response(try await service.fetch(StoreModel.self, sortedBy: [.ascending("brand")], loading: .only("books")))
         }
-        router.get("books/:id") { _, context in
-            let id = try Self.uuid(context, "id")
-            guard let book = try await service.find(BookModel.self, id: id) else { throw HTTPError(.notFound, message: "no book \(id)") }
-            return try JSON.response(book)
-        }
+        BookEditRoutes(service: service).add(to: router)
         router.get("books/:id/reviews") { request, context in
             let book = try await existingBook(context)
             let query = request.uri.queryParameters
@@ -96,7 +93,7 @@ struct BookstoreRoutes: Sendable {
         return id
     }
 
-    private static func uuid(_ context: BasicRequestContext, _ name: String) throws -> UUID {
+    static func uuid(_ context: BasicRequestContext, _ name: String) throws -> UUID {
         let text = try context.parameters.require(name)
         guard let id = UUID(uuidString: text) else { throw HTTPError(.badRequest, message: "'\(text)' is not a uuid") }
         return id

@@ -2,7 +2,7 @@ import Hummingbird
 import StructPostgres
 
 /// Maps the library's errors to HTTP statuses with a JSON body (`{"error":{"message":"..."}}`): a bad value 400, a
-/// unique conflict 409, a pool or server that is not answering 503, and 500 for what only the server's code or
+/// unique conflict 409, a row changed since it was read 412, a pool or server that is not answering 503, and 500 for what only the server's code or
 /// schema can cause (a model and its table that disagree: `undefinedColumn`, `decoding`). Messages name what and
 /// where, never values.
 struct DatabaseErrorMiddleware<Context: RequestContext>: RouterMiddleware {
@@ -19,6 +19,7 @@ struct DatabaseErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     static func status(of error: StructPostgresError) -> HTTPResponse.Status {
         switch error.code {
         case .uniqueViolation: .conflict
+        case .versionConflict: .preconditionFailed
         case .invalidValue, .checkViolation, .notNullViolation, .foreignKeyViolation, .unsupportedPredicate:
             .badRequest
         case .poolTimeout, .connectionLost, .queryCancelled, .serializationFailure, .deadlock: .serviceUnavailable

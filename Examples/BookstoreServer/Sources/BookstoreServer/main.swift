@@ -13,7 +13,7 @@ import StructPostgresTesting
 // With arguments, it runs the command line of StructPostgres with the book store's models instead:
 // `swift run BookstoreServer schema verify`, `swift run BookstoreServer migrate draft add_isbn`, `... migrate up`.
 if CommandLine.arguments.count > 1 {
-    await StructPG.main(models: BookstoreSchema.models)
+    await StructPG.main(models: BookstoreSchema.models + [BookRecord.self])
     exit(0)
 }
 var logger = Logger(label: "bookstore-server")
