@@ -117,11 +117,11 @@ final class ConnectionRouter: Sendable {
         return true
     }
 
-    /// Whether a search for the primary that failed with `error` is worth repeating: one was found before (a
-    /// failover or switchover is under way), and more than one host is listed or a role is asked for.
-    func awaitsAPrimary(after error: StructPostgresError) -> Bool {
-        (hosts.count > 1 || attributes != .any) && found.load(ordering: .relaxed) && error.code == .connectionLost
-    }
+    /// The primary may move: more than one host is listed, or a role is asked for.
+    var primaryMayMove: Bool { hosts.count > 1 || attributes != .any }
+
+    /// A primary was found once: a later search that finds none is a failover in progress, worth waiting for.
+    var primaryFoundBefore: Bool { found.load(ordering: .relaxed) }
 
     /// After a write on the primary was refused as read-only (SQLSTATE 25006): whether the host is no longer
     /// the primary (read-only, in recovery, or unreachable when asked), as in a switchover, and the primary is

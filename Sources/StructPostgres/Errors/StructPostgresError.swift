@@ -125,9 +125,9 @@ public struct StructPostgresError: Error, Sendable, CustomStringConvertible {
     var foreignKey: String?
     /// PostgreSQL's `DETAIL`, which may quote values: read to find the row a violation is about, never shown.
     var serverDetail: HiddenText?
-    /// The failed statement never ran: its connection had closed, or the server ended the session without reading
-    /// it (a restart, a failover, an idle timeout). Nothing of it was done, so its call may run again elsewhere.
-    var neverRan = false
+    /// How far the failed statement got, recorded by the session where it failed (see ``SendAgain``); `nil` for an
+    /// error that did not come from a statement.
+    var delivery: StatementDelivery?
 
     /// An error of `code` with `message` and whatever context is known.
     public init(

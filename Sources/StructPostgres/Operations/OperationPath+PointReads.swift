@@ -48,7 +48,7 @@ extension OperationPath {
                             places[call.value] = keys.count
                             keys.append(call.value)
                         }
-                        let found = try await runtime.withSession(span, route(operation)) { session in
+                        let found = try await session(for: operation, span) { session in
                             try await session.fetchPoints(Model.Entity.self, calls[0].request, keys: keys, loading: loading)
                         }
                         return calls.map { .success(found[places[$0.value]!]) }
@@ -58,7 +58,7 @@ extension OperationPath {
                     for call in calls {
                         do {
                             outcomes.append(.success(try await instruments.bound {
-                                try await runtime.withSession(span, route(operation)) { try await $0.fetchGraph(Model.Entity.self, call.request, loading: loading) }
+                                try await session(for: operation, span) { try await $0.fetchGraph(Model.Entity.self, call.request, loading: loading) }
                             }))
                         } catch {
                             outcomes.append(.failure(error))

@@ -61,7 +61,7 @@ extension OperationPath {
         let instruments = runtime.telemetry.inherited()
         let started = runtime.background.start { [runtime, self] in
             do {
-                try await instruments.bound { try await runtime.withSession(nil, route(operation)) { session in
+                try await instruments.bound { try await session(for: operation, nil) { session in
                     try await session.execute(statement: "BEGIN READ ONLY")
                     do {
                         opened.continuation.yield(try await session.openCursor(E.self, request, name: "structpg_stream"))

@@ -25,8 +25,9 @@ extension OperationPath {
     }
 
     /// Upserts `entity` with the concurrent calls of its lane (see ``WriteCoalescing``). The call is measured as
-    /// its own operation; a batch is written as the first of its calls would write alone: its statements traced
-    /// under that call's span and tracer, sent again after a deadlock or serialization failure as every write is, and
+    /// its own operation; a batch is written as the first of its calls would write alone, through the path's one
+    /// entry (``session(for:_:_:)``): its statements traced under that call's span and tracer, sent again as every
+    /// write is (``SendAgain``), and
     /// rows with repeated keys in a transaction of this path.
     ///
     /// A batch of an entity with a version leaves conflicting rows as stored (``MergePolicy/rollback``, see
@@ -42,11 +43,9 @@ extension OperationPath {
             let result = try await lane.submit(entity) { entities in
                 await Self.splittingOnRowFaults(entities) { entities in
                     try await instruments.bound {
-                        try await retrying(maxRetries: nil, span) {
-                            try await runtime.withSession(span, atomic: true) { session in
-                                try await writer(session, options).upsertEach(entities) { body in
-                                    try await TransactionState.run(on: session, options: TransactionOptions()) { _ in try await body() }
-                                }
+                        try await session(for: operation, span) { session in
+                            try await writer(session, options).upsertEach(entities) { body in
+                                try await TransactionState.run(on: session, options: TransactionOptions()) { _ in try await body() }
                             }
                         }
                     }
@@ -66,9 +65,7 @@ extension OperationPath {
             return try await lane.submit(entity) { entities in
                 await Self.splittingOnRowFaults(entities) { entities in
                     try await instruments.bound {
-                        try await retrying(maxRetries: nil, span) {
-                            try await runtime.withSession(span, atomic: true) { try await writer($0).deleteEach(entities) }
-                        }
+                        try await session(for: operation, span) { try await writer($0).deleteEach(entities) }
                     }
                 }
             }

@@ -26,12 +26,21 @@ struct OperationPath: Sendable {
                 try transaction.ensureActive()
                 return try await body(transaction.session)
             }
-            switch operation.kind {
-            case .upsert, .delete, .deleteAll:
-                return try await retrying(maxRetries: nil, span) { try await runtime.withSession(span, route(operation), atomic: true, body) }
-            default:
-                return try await runtime.withSession(span, route(operation), body)
-            }
+            return try await session(for: operation, span, body)
+        }
+    }
+
+    /// Runs `body` on a pooled session for `operation`, already measured under `span`: the one place where the path
+    /// reaches the runtime outside a transaction, for single calls, coalesced batches, point reads and streams.
+    /// ``SendAgain`` decides whether a failed call runs again; a write (one statement, which PostgreSQL rolls back
+    /// whole) runs again after a deadlock or serialization failure, as a transaction does.
+    func session<T>(for operation: Operation, _ span: OperationSpan?, _ body: (DatabaseSession) async throws -> T) async throws -> T {
+        switch operation.kind {
+        case .upsert, .delete, .deleteAll:
+            return try await runtime.withSession(
+                span, route(operation), atomic: true, transactionRetries: runtime.configuration.maxTransactionRetries, body)
+        default:
+            return try await runtime.withSession(span, route(operation), body)
         }
     }
 
@@ -66,32 +75,10 @@ struct OperationPath: Sendable {
         _ options: TransactionOptions, _ span: OperationSpan?, _ body: (TransactionState) async throws -> T
     ) async throws -> T {
         if let transaction { return try await transaction.savepoint(body) }
-        return try await retrying(maxRetries: options.maxRetries, span) {
-            try await runtime.withSession(span, atomic: true) { session in
-                try await TransactionState.run(on: session, options: options, body)
-            }
-        }
-    }
-
-    /// Runs `work` again after a serialization failure or deadlock, at most `maxRetries` times (by default the
-    /// configuration's `maxTransactionRetries`), after a random delay that grows with each attempt.
-    func retrying<T>(maxRetries: Int?, _ span: OperationSpan?, _ work: () async throws -> T) async throws -> T {
-        let retries = max(0, maxRetries ?? runtime.configuration.maxTransactionRetries)
-        var attempt = 0
-        while true {
-            do {
-                return try await work()
-            } catch let error as StructPostgresError where error.isRetryable && attempt < retries && !Task.isCancelled {
-                attempt += 1
-                runtime.logger.debug(
-                    "transaction retried", metadata: ["attempt": "\(attempt)", "sqlstate": "\(error.sqlState ?? "")"])
-                span?.event("transaction retried", ["db.response.status_code": .string(error.sqlState ?? ""), "structpg.attempt": .int64(Int64(attempt))])
-                do {
-                    try await Task.sleep(for: StructPostgresError.retryDelay(after: attempt))
-                } catch {
-                    throw StructPostgresError.from(error, sql: nil)
-                }
-            }
+        return try await runtime.withSession(
+            span, atomic: true, transactionRetries: options.maxRetries ?? runtime.configuration.maxTransactionRetries
+        ) { session in
+            try await TransactionState.run(on: session, options: options, body)
         }
     }
 

@@ -68,67 +68,87 @@ final class ServiceRuntime: Sendable {
         return quieter
     }
 
-    /// Where a session's connection comes from.
-    enum Route: Sendable {
-        /// The primary: writes, transactions, raw SQL, pinned reads.
-        case primary
-        /// A replica in turn, or the primary when none is usable. `idempotent`: the read may run again after its
-        /// connection failed midway (a fetch; not a stream that has yielded rows).
-        case replica(idempotent: Bool)
-    }
+    /// Where a session's connection comes from: the primary (writes, transactions, raw SQL, pinned reads), or a
+    /// replica in turn (the primary when none is usable).
+    typealias Route = SendAgain.Route
 
     /// Runs `body` on a session of a pooled connection. A failed statement may have left a transaction open
     /// (a script's `BEGIN`): the session is rolled back then, so that no connection goes back to the pool so.
-    /// `span`: the operation's, which notes a wait for a connection.
+    /// `span`: the operation's, which notes a wait for a connection and each retry.
     ///
-    /// A read on a replica that turns out to be down runs again elsewhere; a primary that is gone is looked for
-    /// again among the listed hosts, and a call that never reached it runs again on the new one. A call whose
-    /// statement never ran (its connection had closed, or the server had ended the session unread: a restart, a
-    /// failover, an idle timeout) runs again on another connection, when it was the call's first statement.
-    /// While a failover or switchover leaves no host writable, the call waits for one as it would for a connection
-    /// (up to the pool's `acquireTimeout`). `atomic`: `body` writes in one statement or one transaction, so that after a
-    /// write refused by a former primary (SQLSTATE 25006) it runs again on the new one.
+    /// Whether a failed call runs again, and how, is ``SendAgain``'s answer: on another connection when its first
+    /// statement never ran or its host went away before it was sent, after waiting for a primary during a failover
+    /// or switchover (up to the pool's `acquireTimeout`), or whole after a serialization failure or deadlock.
+    /// `atomic`: `body` writes in one statement or one transaction. `transactionRetries`: how many times `body` may
+    /// run again after a serialization failure or deadlock (`nil`: never, as for reads).
     func withSession<T>(
-        _ span: OperationSpan? = nil, _ route: Route = .primary, atomic: Bool = false, _ body: (DatabaseSession) async throws -> T
+        _ span: OperationSpan? = nil, _ route: Route = .primary, atomic: Bool = false, transactionRetries: Int? = nil,
+        _ body: (DatabaseSession) async throws -> T
     ) async throws -> T {
-        var attempts = 0
-        let patience = ContinuousClock.now + configuration.pool.acquireTimeout
-        func mayWait() -> Bool { ContinuousClock.now < patience && !Task.isCancelled }
+        var facts = SendAgain(failure: .other, stage: .findingAHost, route: route, atomic: atomic)
+        facts.attempt = 0
+        facts.maxTransactionRetries = transactionRetries.map { max(0, $0) }
+        facts.hosts = router.pools.count
+        facts.maxConnections = configuration.pool.maxConnections
+        facts.primaryMayMove = router.primaryMayMove
+        var patience = ContinuousClock.now + configuration.pool.acquireTimeout
         while true {
-            attempts += 1
-            var sent = false
+            facts.attempt += 1
             let pool: ConnectionPool, replica: Replica?
             do {
                 (pool, replica) = try await self.pool(for: route)
-            } catch let error as StructPostgresError where router.awaitsAPrimary(after: error) && mayWait() {
-                try await waitForAPrimary(attempts, error, span)
+            } catch let error as StructPostgresError {
+                facts.stage = .findingAHost
+                facts.failure = SendAgain.Failure(error)
+                facts.connectionLost = error.code == .connectionLost
+                facts.primaryFoundBefore = router.primaryFoundBefore
+                facts.delivery = nil
+                facts.withinPatience = ContinuousClock.now < patience
+                facts.cancelled = Task.isCancelled
+                guard facts.answer == .waitForAPrimary else { throw error }
+                try await waitForAPrimary(facts.attempt, error, span)
                 continue
             }
+            var started = false
+            let lease = LeaseRecord()
             do {
-                return try await session(on: pool, span) { session in
-                    sent = true
+                return try await session(on: pool, lease, span) { session in
+                    started = true
                     return try await body(session)
                 }
-            } catch let error as StructPostgresError where error.underlying is PreparedStatementRefused && attempts <= 2 {
-                // Nothing ran (the pooler refused the statement before it executed); statements now go unnamed.
-                continue
-            } catch let error as StructPostgresError
-                        where atomic && replica == nil && error.sqlState == SQLState.readOnlySQLTransaction && mayWait() {
-                guard await router.refusedByAFormerPrimary(pool) else { throw error }
-                try await waitForAPrimary(attempts, error, span)
-                continue
-            } catch let error as StructPostgresError where ConnectionRouter.meansHostGone(error) || error.neverRan {
-                // A statement that never ran may meet another closed connection: each is dropped, at most the pool's worth.
-                guard attempts <= router.pools.count + (error.neverRan ? configuration.pool.maxConnections : 0) else { throw error }
-                let hostGone = ConnectionRouter.meansHostGone(error)
-                if let replica {
-                    if hostGone { replica.set(.down(error.message), logger: logger) }
-                    if case .replica(let idempotent) = route, idempotent || !sent || error.neverRan && pool.isRunning, !Task.isCancelled { continue }
-                } else {
-                    let searching = hostGone && router.primaryFailed(error)
-                    if searching && !sent || error.neverRan && pool.isRunning, !Task.isCancelled { continue }
+            } catch let error as StructPostgresError {
+                facts.stage = .running(bodyStarted: started)
+                facts.failure = SendAgain.Failure(error)
+                facts.delivery = error.delivery
+                facts.throughPooler = pool.settings.poolMode != .session
+                facts.poolRunning = pool.isRunning
+                facts.withinPatience = ContinuousClock.now < patience
+                facts.cancelled = Task.isCancelled
+                if facts.failure == .hostGone {
+                    if let replica { replica.set(.down(error.message), logger: logger) } else { router.primaryFailed(error) }
                 }
-                throw error
+                if facts.failure == .readOnly, atomic, replica == nil, facts.withinPatience, !facts.cancelled {
+                    facts.refusedByAFormerPrimary = await router.refusedByAFormerPrimary(pool)
+                }
+                switch facts.answer {
+                case .fail:
+                    throw error
+                case .sendAgain:
+                    continue
+                case .waitForAPrimary:
+                    try await waitForAPrimary(facts.attempt, error, span)
+                case .retryTransaction(let retry):
+                    logger.debug("transaction retried", metadata: ["attempt": "\(retry)", "sqlstate": "\(error.sqlState ?? "")"])
+                    span?.event("transaction retried", ["db.response.status_code": .string(error.sqlState ?? ""), "structpg.attempt": .int64(Int64(retry))])
+                    do {
+                        try await Task.sleep(for: StructPostgresError.retryDelay(after: retry))
+                    } catch {
+                        throw StructPostgresError.from(error, sql: nil)
+                    }
+                    facts.transactionRetries = retry
+                    facts.attempt = 0
+                    patience = ContinuousClock.now + configuration.pool.acquireTimeout
+                }
             }
         }
     }
@@ -151,7 +171,9 @@ final class ServiceRuntime: Sendable {
         }
     }
 
-    private func session<T>(on pool: ConnectionPool, _ span: OperationSpan?, _ body: (DatabaseSession) async throws -> T) async throws -> T {
+    private func session<T>(
+        on pool: ConnectionPool, _ lease: LeaseRecord, _ span: OperationSpan?, _ body: (DatabaseSession) async throws -> T
+    ) async throws -> T {
         let asked = span?.span == nil ? nil : ContinuousClock.now
         let metrics = span.map { $0.metrics } ?? telemetry.metrics
         return try await pool.withConnection(reportingTo: metrics) { connection in
@@ -162,7 +184,7 @@ final class ServiceRuntime: Sendable {
                 }
             }
             var session = DatabaseSession(connection: connection, context: sessions, canceller: pool.canceller)
-            session.lease = LeaseRecord(directToServer: pool.settings.poolMode == .session)
+            session.lease = lease
             do {
                 return try await body(session)
             } catch let error as StructPostgresError where error.sqlState != nil {

@@ -38,9 +38,8 @@ extension DatabaseSession {
         } catch {
             observe(Statement(sql: "COMMIT"), since: start, failed: true)
             var failure = StructPostgresError.from(error, sql: "COMMIT")
-            if failure.neverRan {
-                // The transaction's statements before it ran: the call does not run again.
-                failure.neverRan = false
+            if failure.underlying is ConnectionClosedBeforeWriting {
+                // The transaction's statements before it ran: the call does not run again (no ``StatementDelivery``).
                 failure.message = "the connection closed before COMMIT was sent: the transaction was rolled back (\(failure.message))"
             } else if failure.code == .connectionLost {
                 failure.message = "the connection was lost while COMMIT was in flight, so whether the transaction was committed is unknown; check before running it again (\(failure.message))"

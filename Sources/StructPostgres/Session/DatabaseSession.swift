@@ -91,7 +91,8 @@ struct DatabaseSession: Sendable {
                 try await canceller.learnBackend(of: connection)
             } catch {
                 var failure = StructPostgresError.from(error, sql: statement.sql)
-                failure.neverRan = failure.neverRan && first
+                failure.delivery = StatementDelivery(
+                    written: !(failure.underlying is ConnectionClosedBeforeWriting), endedUnread: false, first: first, cancelled: Task.isCancelled)
                 throw failure
             }
         }
@@ -132,7 +133,8 @@ struct DatabaseSession: Sendable {
             var mapped = Task.isCancelled && !statement.runsWhenCancelled
                 ? Self.cancelled(error, sql: statement.sql)
                 : StructPostgresError.from(error, sql: statement.sql, revealValues: logBoundValues)
-            mapped.neverRan = first && !Task.isCancelled && (endedUnread || mapped.neverRan)
+            mapped.delivery = StatementDelivery(
+                written: !(mapped.underlying is ConnectionClosedBeforeWriting), endedUnread: endedUnread, first: first, cancelled: Task.isCancelled)
             context.logger.debug("query failed", metadata: ["error": "\(mapped)"])
             throw mapped
         }
@@ -148,7 +150,7 @@ struct DatabaseSession: Sendable {
         do {
             result = try await perform()
         } catch {
-            if let lease, lease.directToServer, let watcher, watcher.endedSessionBeforeReading(since: mark) { lease.noteEndedUnread() }
+            if let lease, let watcher, watcher.endedSessionBeforeReading(since: mark) { lease.noteEndedUnread() }
             throw error
         }
         let outcome: ReadyForQueryWatcher.Outcome

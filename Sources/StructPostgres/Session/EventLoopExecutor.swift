@@ -58,8 +58,7 @@ extension PostgresConnection {
 
     /// The error of a statement refused because its connection has closed: it never ran.
     static func closed(sql: String?) -> StructPostgresError {
-        var error = StructPostgresError(.connectionLost, "the connection to the server is closed", sql: sql.map(maskingLiterals))
-        error.neverRan = true
-        return error
+        StructPostgresError(
+            .connectionLost, "the connection to the server is closed", sql: sql.map(maskingLiterals), underlying: ConnectionClosedBeforeWriting())
     }
 }

@@ -1,16 +1,11 @@
 import Synchronization
 
-/// What a session's statements did on one lease of a pooled connection, for ``ServiceRuntime/withSession(_:_:atomic:_:)``:
-/// a call whose first statement never ran (its connection had closed, or the server had ended the session before
-/// reading it) runs again on another connection. A later statement that never ran does not: those before it ran.
+/// What a session's statements did on one lease of a pooled connection: whether the statement being sent is the
+/// lease's first, and whether the server ended the session before reading the one just written. The session
+/// records it on a failed statement's error (``StatementDelivery``), for ``SendAgain``.
 final class LeaseRecord: Sendable {
-    /// The connection goes to the server itself, not through a declared pooler (`pool_mode=transaction`), whose
-    /// sessions are not the server's: only then does the end of the session say what the server read.
-    let directToServer: Bool
     private let sent = Atomic(false)
     private let unread = Atomic(false)
-
-    init(directToServer: Bool) { self.directToServer = directToServer }
 
     /// Notes a statement about to be sent; returns whether it is the lease's first.
     func noteStatement() -> Bool { !sent.exchange(true, ordering: .relaxed) }
