@@ -1,10 +1,14 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+/// `STRUCTPG_THREAD_SANITIZER=1` (the last pass of `scripts/test.sh`): this package's own Swift code under the thread
+/// sanitizer, its unit tests alone; the dependencies are those already built for the other passes, not compiled again.
+let threadSanitizer = Context.environment["STRUCTPG_THREAD_SANITIZER"] == "1"
+
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
-]
+] + (threadSanitizer ? [.unsafeFlags(["-sanitize=thread"]), .define("STRUCTPG_THREAD_SANITIZER")] : [])
 
 let package = Package(
     name: "StructPostgres",
@@ -40,7 +44,8 @@ let package = Package(
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            linkerSettings: threadSanitizer ? [.unsafeFlags(["-sanitize=thread"])] : []
         ),
         .target(
             name: "StructPostgresCommands",
@@ -113,3 +118,8 @@ let package = Package(
         ),
     ]
 )
+
+if threadSanitizer {
+    package.targets.removeAll { !["StructPostgres", "StructPostgresTests"].contains($0.name) }
+    package.products.removeAll { $0.name != "StructPostgres" }
+}

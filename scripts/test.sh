@@ -2,16 +2,17 @@
 # Runs the whole test suite: unit tests and integration tests against a real PostgreSQL.
 # Uses DATABASE_URL when set; otherwise the tests start a throwaway cluster themselves.
 # STRUCTPG_SCRATCH_PATH moves the build folder (docker compose uses it to keep the host's apart).
-# With arguments, runs `swift test` once with them (e.g. scripts/test.sh --filter UpsertTests). Without: the layer
-# check; every suite in parallel except those tagged `.timed` (they time cancellation, pool waits and TLS handshakes,
-# or restart a server under load), which then run one test at a time so that a loaded machine does not stretch the
-# times they assert (nor the restart's load stretch other tests'); then the integration tests a
-# second time through a local PgBouncer in transaction mode (STRUCTPG_TEST_POOLER=pgbouncer), all but those about
-# a server session itself (prepared statements, kept connections, cancellation, TLS) and the pooler's and replicas'
-# own suites, which ran in the first pass; then again against PostgreSQL 18 with max_connections = 100 through
-# DATABASE_URL; then the web service examples' tests (Examples/BookstoreServer on Hummingbird, Examples/BookstoreVapor
-# on Vapor); the tutorial followed as written (scripts/check-tutorial); the public API's checks; the Vapor example's
-# newcomer path followed as written (scripts/check-vapor-newcomer); last, the unit tests under the thread sanitizer.
+# With arguments, runs `swift test` once with them (e.g. scripts/test.sh --filter UpsertTests). Without, in order:
+# - the layer check, and the build;
+# - every suite in parallel except those tagged `.timed` (they time cancellation, pool waits and TLS handshakes, or
+#   restart a server under load), which then run one test at a time, so that the passes' own load does not stretch
+#   the times they assert (the examples' build, begun in the background, runs at the lowest priority);
+# - at once: the integration tests through a local PgBouncer in transaction mode (STRUCTPG_TEST_POOLER=pgbouncer), and
+#   against PostgreSQL 18 with max_connections = 100 through DATABASE_URL;
+# - the web service examples' tests (Examples/BookstoreServer on Hummingbird, Examples/BookstoreVapor on Vapor);
+# - the public API's checks; the Vapor example's newcomer path followed as written (scripts/check-vapor-newcomer),
+#   and the tutorial beside its clone (scripts/check-tutorial);
+# - last, the unit tests under the thread sanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Each stage's line says when it began, in minutes and seconds since the start (where CI's time goes).
@@ -30,8 +31,9 @@ swift build "${scratch[@]}" --build-tests
 if [ $# -gt 0 ]; then
   exec swift test "${scratch[@]}" --skip-build "$@"
 fi
-# Runs `swift test` with the given arguments, stopped after `$1` minutes: a test that never ends fails the run
-# within minutes (naming the tests still running) instead of holding CI until its own limit.
+# Runs a test command (`swift test …`, or the package's test binary) with the given arguments, stopped after `$1`
+# minutes: a test that never ends fails the run within minutes (naming the tests still running) instead of holding CI
+# until its own limit.
 run_pass() {
   local minutes=$1
   shift
@@ -39,7 +41,7 @@ run_pass() {
   events=$(mktemp)
   # In a process group of its own: `swift test` runs the tests in a child process, which outlives it, and only this
   # pass's processes are ended when it overruns.
-  setsid timeout --kill-after=30s "${minutes}m" swift test "$@" --event-stream-output-path "$events" --event-stream-version 0 &
+  setsid timeout --kill-after=30s "${minutes}m" "$@" --event-stream-output-path "$events" --event-stream-version 0 &
   group=$!
   # Ctrl-C (or CI's own stop) ends the pass's group too, which a new session no longer receives from the terminal.
   trap 'kill -TERM -- "-$group" 2>/dev/null; exit 130' INT TERM
@@ -54,16 +56,41 @@ run_pass() {
   rm -f "$events"
   return "$status"
 }
+# The package's test binary, run directly: `swift test` holds the build folder's lock for as long as its tests run,
+# so that nothing else could build meanwhile, nor a second pass run at the same time.
+tests=("$(swift build "${scratch[@]}" --show-bin-path)/StructPostgresPackageTests.xctest" --testing-library swift-testing)
+# The web service examples (their own packages: Hummingbird and Vapor are built here, never for users of the
+# library) are built in the background, at the lowest priority, while the passes below run: in the same build
+# folder, so that the dependencies they share with the library (NIO, PostgresNIO, the crypto libraries) are compiled
+# once, and the library itself not again. The passes take the processor first; the serial pass mostly waits.
+examples_log=$(mktemp)
+if [ "${STRUCTPG_SKIP_EXAMPLES:-}" != 1 ]; then
+  (nice -n 19 swift build --package-path Examples/BookstoreServer "${scratch[@]}" --build-tests \
+    && nice -n 19 swift build --package-path Examples/BookstoreVapor "${scratch[@]}" --build-tests) > "$examples_log" 2>&1 &
+  examples_build=$!
+fi
 # The suites tagged `.timed` (Tests/StructPostgresIntegrationTests/Support/Tags.swift), found by their tag.
 timed=$(python3 scripts/lib/timed-suites.py)
 say "every suite in parallel but the timed ones"
-run_pass 10 "${scratch[@]}" --skip-build --skip "$timed"
+run_pass 10 "${tests[@]}" --skip "$timed"
 say "the timed suites, one test at a time"
-run_pass 5 "${scratch[@]}" --skip-build --filter "$timed" --no-parallel
+run_pass 5 "${tests[@]}" --filter "$timed" --no-parallel
+# Two passes at once, each printed when both have ended: through PgBouncer, and against PostgreSQL 18.
+# Through PgBouncer in transaction mode: the integration tests but those about a server session itself (prepared
+# statements, kept connections, cancellation, TLS), the pooler's and replicas' own suites, which ran in the first
+# pass, and those whose subject a pooler cannot change, which run against both servers: the differential tests of
+# SQL against Swift, the schema round trip's random models, and many tasks editing the same rows.
+pooler_skip="$timed|KeptConnectionTests|PreparedStatementTests|PgBouncerTests|ReplicaTests"
+pooler_skip+="|DifferentialTests|SchemaRoundTripPropertyTests|ConcurrentEditTests"
+pooler_log=$(mktemp)
+second_log=$(mktemp)
+pooler_status=0
+second_status=0
 if [ -z "${DATABASE_URL:-}" ] && { command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ]; }; then
-  say "the integration tests again, through PgBouncer in transaction mode"
-  STRUCTPG_TEST_POOLER=pgbouncer run_pass 10 "${scratch[@]}" --skip-build --filter StructPostgresIntegrationTests \
-    --skip "$timed|KeptConnectionTests|PreparedStatementTests|PgBouncerTests|ReplicaTests"
+  say "the integration tests again, through PgBouncer in transaction mode, and (below) against PostgreSQL 18"
+  (STRUCTPG_TEST_POOLER=pgbouncer run_pass 10 "${tests[@]}" --filter StructPostgresIntegrationTests --skip "$pooler_skip") \
+    > "$pooler_log" 2>&1 &
+  pooler_pass=$!
 else
   say "SKIPPED the pass through PgBouncer: pgbouncer is not installed or DATABASE_URL is set"
 fi
@@ -85,34 +112,33 @@ if [ -z "${DATABASE_URL:-}" ] && [ "${STRUCTPG_SKIP_SECOND_SERVER:-}" != 1 ]; th
   sampler=$!
   stop_second_server() { kill "$sampler" 2>/dev/null || true; stop_cluster; }
   trap stop_second_server EXIT
-  status=0
-  PATH="$pg18:$PATH" PG_BINDIR="$pg18" DATABASE_URL="$CLUSTER_URL" run_pass 10 "${scratch[@]}" --skip-build \
-    --filter StructPostgresIntegrationTests --skip "$timed" || status=$?
-  say "peak client connections on the second server: $(cat "$peak_file" 2>/dev/null || echo unknown) of 100"
+  PATH="$pg18:$PATH" PG_BINDIR="$pg18" DATABASE_URL="$CLUSTER_URL" run_pass 10 "${tests[@]}" \
+    --filter StructPostgresIntegrationTests --skip "$timed" > "$second_log" 2>&1 || second_status=$?
+  echo "test.sh: peak client connections on the second server: $(cat "$peak_file" 2>/dev/null || echo unknown) of 100" >> "$second_log"
   stop_second_server
   trap - EXIT
-  [ "$status" = 0 ] || exit "$status"
 else
   say "SKIPPED the pass against PostgreSQL 18: DATABASE_URL or STRUCTPG_SKIP_SECOND_SERVER=1 is set"
 fi
-# The web service example (its own package: Hummingbird is built here, never for users of the library), in the
-# same build folder, so that the dependencies both packages share (NIO, PostgresNIO, the crypto libraries) are
-# compiled once.
-say "the book store web service (Examples/BookstoreServer)"
-swift build --package-path Examples/BookstoreServer "${scratch[@]}" --build-tests
-run_pass 5 --package-path Examples/BookstoreServer "${scratch[@]}" --skip-build
-# The same book store on Vapor, and Fluent for the guide "Coming from Fluent" (its own package, in the same build
-# folder: NIO, PostgresNIO and the crypto libraries are not compiled again; Vapor and Fluent are, the first time).
-say "the book store on Vapor (Examples/BookstoreVapor)"
-swift build --package-path Examples/BookstoreVapor "${scratch[@]}" --build-tests
-run_pass 5 --package-path Examples/BookstoreVapor "${scratch[@]}" --skip-build
-# The tutorial, followed as a new user would: from an empty folder to `swift run App` and `swift test`, its
-# Package.swift (the README's) built as pasted against this checkout.
-if [ -z "${DATABASE_URL:-}" ]; then
-  say "the tutorial (scripts/check-tutorial)"
-  scripts/check-tutorial
-else
-  say "SKIPPED the tutorial: it starts a server of its own, and DATABASE_URL is set"
+if [ -n "${pooler_pass:-}" ]; then wait "$pooler_pass" || pooler_status=$?; fi
+if [ -s "$pooler_log" ]; then say "the pass through PgBouncer:"; cat "$pooler_log"; fi
+if [ -s "$second_log" ]; then say "the pass against PostgreSQL 18:"; cat "$second_log"; fi
+rm -f "$pooler_log" "$second_log"
+[ "$pooler_status" = 0 ] || exit "$pooler_status"
+[ "$second_status" = 0 ] || exit "$second_status"
+# The web service examples, built in the background since the first pass: the book store on Hummingbird
+# (Examples/BookstoreServer) and on Vapor, with Fluent for the guide "Coming from Fluent" (Examples/BookstoreVapor).
+if [ -n "${examples_build:-}" ]; then
+  say "the web service examples' build (begun in the background after the library's)"
+  examples_status=0
+  wait "$examples_build" || examples_status=$?
+  grep -v "Compiling\|Emitting module\|Wrapping AST\|Write \|Linking\|Fetching\|Fetched\|Cloning\|Creating working copy\|Working copy\|Computing version\|Computed " "$examples_log" || true
+  rm -f "$examples_log"
+  [ "$examples_status" = 0 ] || exit "$examples_status"
+  say "the book store web service (Examples/BookstoreServer)"
+  run_pass 5 swift test --package-path Examples/BookstoreServer "${scratch[@]}" --skip-build
+  say "the book store on Vapor (Examples/BookstoreVapor)"
+  run_pass 5 swift test --package-path Examples/BookstoreVapor "${scratch[@]}" --skip-build
 fi
 # The public API: every declaration documented and the DocC catalog without a warning; no breaking change since
 # the baseline (.api-baseline) that CHANGELOG.md does not name.
@@ -124,22 +150,38 @@ if command -v python3 >/dev/null 2>&1; then
 else
   say "SKIPPED scripts/check-docs and scripts/check-api: python3 is not installed"
 fi
-# The Vapor example's README followed from an empty folder: clone, scripts/demo.sh --vapor, a curl per route, Ctrl-C.
-# After the API's checks: the clone's sources are compiled into the same build folder, replacing the checkout's
-# modules that those checks read.
-if [ -z "${DATABASE_URL:-}" ] && [ "${STRUCTPG_SKIP_NEWCOMER:-}" != 1 ]; then
-  say "the Vapor example's newcomer path (scripts/check-vapor-newcomer)"
-  scripts/check-vapor-newcomer
+# The Vapor example's README followed from an empty folder: clone, scripts/demo.sh --vapor, a curl per route, Ctrl-C;
+# then the tutorial, followed as a new user would from an empty folder beside that clone (its `../StructPostgres`) to
+# `swift run App` and `swift test`, its Package.swift (the README's) built as pasted. After the API's checks: the
+# clone's sources are compiled into the same build folder, replacing the checkout's modules that those checks read;
+# the tutorial then finds the library compiled.
+if [ -z "${DATABASE_URL:-}" ]; then
+  newcomer=$(mktemp -d)
+  if [ "${STRUCTPG_SKIP_NEWCOMER:-}" != 1 ]; then
+    say "the Vapor example's newcomer path (scripts/check-vapor-newcomer)"
+    STRUCTPG_NEWCOMER_FOLDER="$newcomer" scripts/check-vapor-newcomer
+  else
+    say "SKIPPED the Vapor example's newcomer path: STRUCTPG_SKIP_NEWCOMER=1 is set"
+  fi
+  say "the tutorial (scripts/check-tutorial)"
+  if [ -d "$newcomer/empty/bookstore/StructPostgres" ]; then
+    STRUCTPG_TUTORIAL_BESIDE="$newcomer/empty/bookstore" scripts/check-tutorial
+  else
+    scripts/check-tutorial
+  fi
+  rm -rf "$newcomer"
 else
-  say "SKIPPED the Vapor example's newcomer path: DATABASE_URL or STRUCTPG_SKIP_NEWCOMER=1 is set"
+  say "SKIPPED the Vapor example's newcomer path and the tutorial: they start servers of their own, and DATABASE_URL is set"
 fi
 # Last, the unit tests under the thread sanitizer: the engine's locks, atomics and `@unchecked Sendable` types, and
-# the pool's state machine driven from many tasks. Only Swift code is instrumented (-Xswiftc -sanitize=thread), so
-# that the C libraries (BoringSSL, NIO's shims) are not compiled a second time; a report fails the pass.
+# the pool's state machine driven from many tasks. Only this package's Swift code is instrumented
+# (STRUCTPG_THREAD_SANITIZER=1, see Package.swift): the dependencies, already built, are not compiled again; locks
+# taken inside them are still seen (the sanitizer intercepts pthread's). A report fails the pass.
 if [ "${STRUCTPG_SKIP_TSAN:-}" != 1 ]; then
   say "the unit tests under the thread sanitizer"
-  swift build "${scratch[@]}" --build-tests -Xswiftc -sanitize=thread -Xswiftc -DSTRUCTPG_THREAD_SANITIZER
-  TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" run_pass 5 "${scratch[@]}" --skip-build --filter StructPostgresTests
+  export STRUCTPG_THREAD_SANITIZER=1
+  swift build "${scratch[@]}" --build-tests
+  TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" run_pass 5 swift test "${scratch[@]}" --skip-build --filter StructPostgresTests
 else
   say "SKIPPED the thread sanitizer pass: STRUCTPG_SKIP_TSAN=1"
 fi
