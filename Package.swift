@@ -22,7 +22,10 @@ let package = Package(
         .library(name: "BookstoreModels", targets: ["BookstoreModels"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        // Up to the next minor release only: the library imports PostgresNIO's underscored `_ConnectionPoolModule`
+        // and reads its connection's channel by reflection (CONTRIBUTING.md lists each workaround and its canary
+        // test), which a minor release may change without notice.
+        .package(url: "https://github.com/vapor/postgres-nio", .upToNextMinor(from: "1.33.2")),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
