@@ -55,7 +55,7 @@ public struct Migrator: Sendable {
     /// Applies pending migrations, in version order, up to `target` (inclusive) or the latest.
     @discardableResult
     public func migrate(to target: Int64? = nil) async throws -> MigrationRun {
-        try await service.runtime.telemetry.measure(Operation(.migrate)) { _ in try await applyPending(to: target) }
+        try await service.path.measure(Operation(.migrate)) { _ in try await applyPending(to: target) }
     }
 
     private func applyPending(to target: Int64?) async throws -> MigrationRun {

@@ -59,7 +59,7 @@ extension OperationPath {
         let released = ReleaseSignal()
         let opened = AsyncThrowingStream<CursorReader, any Error>.makeStream()
         let instruments = runtime.telemetry.inherited()
-        let started = runtime.background.start { [runtime, self] in
+        let started = runtime.background.start { [self] in
             do {
                 try await instruments.bound { try await session(for: operation, nil) { session in
                     try await session.execute(statement: "BEGIN READ ONLY")

@@ -44,6 +44,20 @@ struct OperationPath: Sendable {
         }
     }
 
+    /// Runs `body` on a connection of its own to the primary, outside the pool, for `operation` (a migration: it changes
+    /// session settings, and holds its lock on a second connection). ``SendAgain`` decides, as for pooled calls,
+    /// whether a failed attempt runs again: when its first statement never ran, or the primary moved before it began.
+    func dedicatedSession<T>(
+        for operation: Operation, _ span: OperationSpan?, _ body: (DatabaseSession) async throws -> T
+    ) async throws -> T {
+        try await runtime.withSession(span, .primary, dedicated: true, body)
+    }
+
+    /// Measures `operation` (its span and metrics) around `body`, which runs its sessions through this path.
+    func measure<T>(_ operation: Operation, _ body: (OperationSpan) async throws -> T) async throws -> T {
+        try await runtime.telemetry.measure(operation, body)
+    }
+
     /// Where `operation` runs when it is not in a transaction: reads on a replica unless pinned, the rest on the primary.
     func route(_ operation: Operation) -> ServiceRuntime.Route {
         guard operation.isRead, !pinnedToPrimary, !runtime.router.replicas.isEmpty else { return .primary }

@@ -81,9 +81,12 @@ final class ServiceRuntime: Sendable {
     /// or switchover (up to the pool's `acquireTimeout`), or whole after a serialization failure or deadlock.
     /// `atomic`: `body` writes in one statement or one transaction. `transactionRetries`: how many times `body` may
     /// run again after a serialization failure or deadlock (`nil`: never, as for reads).
+    ///
+    /// `dedicated`: on a connection of its own to the primary, outside the pool, opened for the call and closed after
+    /// it (see ``ConnectionPool/withDedicatedConnection(_:)``), as migrations run.
     func withSession<T>(
         _ span: OperationSpan? = nil, _ route: Route = .primary, atomic: Bool = false, transactionRetries: Int? = nil,
-        _ body: (DatabaseSession) async throws -> T
+        dedicated: Bool = false, _ body: (DatabaseSession) async throws -> T
     ) async throws -> T {
         var facts = SendAgain(failure: .other, stage: .findingAHost, route: route, atomic: atomic)
         facts.attempt = 0
@@ -96,7 +99,7 @@ final class ServiceRuntime: Sendable {
             facts.attempt += 1
             let pool: ConnectionPool, replica: Replica?
             do {
-                (pool, replica) = try await self.pool(for: route)
+                (pool, replica) = try await self.pool(for: dedicated ? .primary : route)
             } catch let error as StructPostgresError {
                 facts.stage = .findingAHost
                 facts.failure = SendAgain.Failure(error)
@@ -112,6 +115,14 @@ final class ServiceRuntime: Sendable {
             var started = false
             let lease = LeaseRecord()
             do {
+                if dedicated {
+                    return try await pool.withDedicatedConnection { connection in
+                        var session = DatabaseSession(connection: connection, context: sessions, canceller: pool.canceller)
+                        session.lease = lease
+                        started = true
+                        return try await body(session)
+                    }
+                }
                 return try await session(on: pool, lease, span) { session in
                     started = true
                     return try await body(session)
@@ -192,13 +203,6 @@ final class ServiceRuntime: Sendable {
                 throw error
             }
         }
-    }
-
-    /// A session on a connection of its own to the primary, outside the pool (see
-    /// ``ConnectionPool/withDedicatedConnection(_:)``).
-    func withDedicatedSession<T>(_ body: (DatabaseSession) async throws -> T) async throws -> T {
-        let pool = try await router.primary()
-        return try await pool.withDedicatedConnection { try await body(DatabaseSession(connection: $0, context: sessions, canceller: pool.canceller)) }
     }
 
     /// Forgets table layouts, prepared statements and upsert plans: they may no longer match a changed schema.
