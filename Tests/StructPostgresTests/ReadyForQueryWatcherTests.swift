@@ -147,4 +147,33 @@ struct ReadyForQueryWatcherTests {
             #expect(outcome(watcher) == "unknown")
         }
     }
+
+    @Test func aCommitErrorFollowedByTheConnectionClosingIsStillTheCommitsError() throws {
+        try watched { channel, watcher in
+            try channel.writeInbound(ByteBuffer(bytes: Self.parseBindComplete + Self.commandComplete))
+            var later = "waiting"
+            if case .later(let future) = watcher.outcomeOfLastStatement() { future.whenSuccess { later = "\($0)" } }
+            try channel.writeInbound(ByteBuffer(bytes: Self.deferredViolation))
+            channel.pipeline.fireChannelInactive()
+            #expect(later.hasPrefix("failedAtCommit"), "the server said why the commit failed before it closed")
+        }
+    }
+
+    @Test(arguments: ["57P01", "57P02", "57P03", "57P05", "25P03"])
+    func everySessionEndingOfTheServersOwnIsSeen(sqlState: String) throws {
+        let ending = Self.error([("S", "FATAL"), ("V", "FATAL"), ("C", sqlState), ("M", "terminating connection")])
+        #expect(try endedBeforeReading(before: Self.readyIdle, after: ending))
+        let notFatal = Self.error([("S", "ERROR"), ("V", "ERROR"), ("C", sqlState), ("M", "not the end")])
+        #expect(try !endedBeforeReading(before: Self.readyIdle, after: notFatal), "only a FATAL error ends the session")
+    }
+
+    @Test func framesThatStopMakingSenseWhileAStatementWaitsAnswerItUnknown() throws {
+        try watched { channel, watcher in
+            try channel.writeInbound(ByteBuffer(bytes: Self.parseBindComplete + Self.commandComplete))
+            var later = "waiting"
+            if case .later(let future) = watcher.outcomeOfLastStatement() { future.whenSuccess { later = "\($0)" } }
+            try channel.writeInbound(ByteBuffer(bytes: Array("garbage".utf8)))
+            #expect(later == "unknown", "the waiting statement is not left waiting for a ReadyForQuery the watcher cannot see")
+        }
+    }
 }
