@@ -7,8 +7,8 @@
 # - every suite in parallel except those tagged `.timed` (they time cancellation, pool waits and TLS handshakes, or
 #   restart a server under load), which then run one test at a time, so that the passes' own load does not stretch
 #   the times they assert (the examples' build, begun in the background, runs at the lowest priority);
-# - at once: the integration tests through a local PgBouncer in transaction mode (STRUCTPG_TEST_POOLER=pgbouncer), and
-#   against PostgreSQL 18 with max_connections = 100 through DATABASE_URL;
+# - the integration tests through a local PgBouncer in transaction mode (STRUCTPG_TEST_POOLER=pgbouncer), then against
+#   PostgreSQL 18 with max_connections = 100 through DATABASE_URL;
 # - the web service examples' tests (Examples/BookstoreServer on Hummingbird, Examples/BookstoreVapor on Vapor);
 # - the public API's checks; the Vapor example's newcomer path followed as written (scripts/check-vapor-newcomer),
 #   and the tutorial beside its clone (scripts/check-tutorial);
@@ -57,7 +57,7 @@ run_pass() {
   return "$status"
 }
 # The package's test binary, run directly: `swift test` holds the build folder's lock for as long as its tests run,
-# so that nothing else could build meanwhile, nor a second pass run at the same time.
+# so that nothing else could build meanwhile.
 tests=("$(swift build "${scratch[@]}" --show-bin-path)/StructPostgresPackageTests.xctest" --testing-library swift-testing)
 # The web service examples (their own packages: Hummingbird and Vapor are built here, never for users of the
 # library) are built in the background, at the lowest priority, while the passes below run: in the same build
@@ -75,22 +75,14 @@ say "every suite in parallel but the timed ones"
 run_pass 10 "${tests[@]}" --skip "$timed"
 say "the timed suites, one test at a time"
 run_pass 5 "${tests[@]}" --filter "$timed" --no-parallel
-# Two passes at once, each printed when both have ended: through PgBouncer, and against PostgreSQL 18.
 # Through PgBouncer in transaction mode: the integration tests but those about a server session itself (prepared
 # statements, kept connections, cancellation, TLS), the pooler's and replicas' own suites, which ran in the first
 # pass, and those whose subject a pooler cannot change, which run against both servers: the differential tests of
 # SQL against Swift, the schema round trip's random models, and many tasks editing the same rows.
-pooler_skip="$timed|KeptConnectionTests|PreparedStatementTests|PgBouncerTests|ReplicaTests"
-pooler_skip+="|DifferentialTests|SchemaRoundTripPropertyTests|ConcurrentEditTests"
-pooler_log=$(mktemp)
-second_log=$(mktemp)
-pooler_status=0
-second_status=0
 if [ -z "${DATABASE_URL:-}" ] && { command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ]; }; then
-  say "the integration tests again, through PgBouncer in transaction mode, and (below) against PostgreSQL 18"
-  (STRUCTPG_TEST_POOLER=pgbouncer run_pass 10 "${tests[@]}" --filter StructPostgresIntegrationTests --skip "$pooler_skip") \
-    > "$pooler_log" 2>&1 &
-  pooler_pass=$!
+  say "the integration tests again, through PgBouncer in transaction mode"
+  STRUCTPG_TEST_POOLER=pgbouncer run_pass 10 "${tests[@]}" --filter StructPostgresIntegrationTests \
+    --skip "$timed|KeptConnectionTests|PreparedStatementTests|PgBouncerTests|ReplicaTests|DifferentialTests|SchemaRoundTripPropertyTests|ConcurrentEditTests"
 else
   say "SKIPPED the pass through PgBouncer: pgbouncer is not installed or DATABASE_URL is set"
 fi
@@ -112,20 +104,16 @@ if [ -z "${DATABASE_URL:-}" ] && [ "${STRUCTPG_SKIP_SECOND_SERVER:-}" != 1 ]; th
   sampler=$!
   stop_second_server() { kill "$sampler" 2>/dev/null || true; stop_cluster; }
   trap stop_second_server EXIT
+  status=0
   PATH="$pg18:$PATH" PG_BINDIR="$pg18" DATABASE_URL="$CLUSTER_URL" run_pass 10 "${tests[@]}" \
-    --filter StructPostgresIntegrationTests --skip "$timed" > "$second_log" 2>&1 || second_status=$?
-  echo "test.sh: peak client connections on the second server: $(cat "$peak_file" 2>/dev/null || echo unknown) of 100" >> "$second_log"
+    --filter StructPostgresIntegrationTests --skip "$timed" || status=$?
+  say "peak client connections on the second server: $(cat "$peak_file" 2>/dev/null || echo unknown) of 100"
   stop_second_server
   trap - EXIT
+  [ "$status" = 0 ] || exit "$status"
 else
   say "SKIPPED the pass against PostgreSQL 18: DATABASE_URL or STRUCTPG_SKIP_SECOND_SERVER=1 is set"
 fi
-if [ -n "${pooler_pass:-}" ]; then wait "$pooler_pass" || pooler_status=$?; fi
-if [ -s "$pooler_log" ]; then say "the pass through PgBouncer:"; cat "$pooler_log"; fi
-if [ -s "$second_log" ]; then say "the pass against PostgreSQL 18:"; cat "$second_log"; fi
-rm -f "$pooler_log" "$second_log"
-[ "$pooler_status" = 0 ] || exit "$pooler_status"
-[ "$second_status" = 0 ] || exit "$second_status"
 # The web service examples, built in the background since the first pass: the book store on Hummingbird
 # (Examples/BookstoreServer) and on Vapor, with Fluent for the guide "Coming from Fluent" (Examples/BookstoreVapor).
 if [ -n "${examples_build:-}" ]; then
