@@ -5,10 +5,11 @@ import PackageDescription
 /// sanitizer, its unit tests alone; the dependencies are those already built for the other passes, not compiled again.
 let threadSanitizer = Context.environment["STRUCTPG_THREAD_SANITIZER"] == "1"
 
-let swiftSettings: [SwiftSetting] = [
-    .enableUpcomingFeature("ExistentialAny"),
-    .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
-] + (threadSanitizer ? [.unsafeFlags(["-sanitize=thread"]), .define("STRUCTPG_THREAD_SANITIZER")] : [])
+let swiftSettings: [SwiftSetting] =
+    [
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
+    ] + (threadSanitizer ? [.unsafeFlags(["-sanitize=thread"]), .define("STRUCTPG_THREAD_SANITIZER")] : [])
 
 let package = Package(
     name: "StructPostgres",

@@ -50,9 +50,10 @@ struct BookstoreApp {
         try await PostgresService.withService(configuration: configuration) { service in
             let migrator = Migrator(service: service, migrations: try MigrationSet(directory: repositoryDirectory("migrations")))
             let run = try await migrator.migrate()
-            print(run.steps.isEmpty
-                ? "Migrations: the database is up to date."
-                : "Migrations applied: " + run.steps.map(\.migration.fileName).joined(separator: ", "))
+            print(
+                run.steps.isEmpty
+                    ? "Migrations: the database is up to date."
+                    : "Migrations applied: " + run.steps.map(\.migration.fileName).joined(separator: ", "))
             try await Demo(service: service).run()
         }
     }

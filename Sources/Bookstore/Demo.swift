@@ -11,8 +11,9 @@ struct Demo {
         try await service.update(entities: Catalog.users)
         // One transaction: authors, then books, then stores, then each store's set of books.
         let written = try await service.update(entities: Catalog.stores)
-        print("Wrote stores, books and authors: \(written.inserted) inserted, \(written.updated) updated, \(written.unchanged) unchanged, "
-            + "\(written.linked) books shelved, \(written.unlinked) taken off")
+        print(
+            "Wrote stores, books and authors: \(written.inserted) inserted, \(written.updated) updated, \(written.unchanged) unchanged, "
+                + "\(written.linked) books shelved, \(written.unlinked) taken off")
         try await service.update(entities: Catalog.reviews)
 
         try await showLiveReviews()
@@ -33,8 +34,9 @@ struct Demo {
             ReviewModel.self, contentsOf: fixtures.appendingPathComponent("reviews.json"),
             options: ImportOptions(keys: .snakeCase, remoteNames: ["id": "uuid", "text": "content"], dates: .secondsSince1970))
         for (name, result) in [("users", users), ("reviews", reviews)] {
-            print("Imported \(name).json: \(result.records) records, \(result.written.inserted) inserted, "
-                + "\(result.written.updated) updated, \(result.written.unchanged) unchanged, \(result.written.merged) merged")
+            print(
+                "Imported \(name).json: \(result.records) records, \(result.written.inserted) inserted, "
+                    + "\(result.written.updated) updated, \(result.written.unchanged) unchanged, \(result.written.merged) merged")
         }
     }
 
@@ -82,7 +84,9 @@ struct Demo {
 
     private func printUsers() async throws {
         print("")
-        for user in try await service.fetch(UserModel.self, sortedBy: [.ascending("role"), .ascending("name")], loading: .only("invitedBy")) {
+        for user in try await service.fetch(
+            UserModel.self, sortedBy: [.ascending("role"), .ascending("name")], loading: .only("invitedBy"))
+        {
             print("\(user.name), \(user.role.rawValue), invited by \(user.invitedBy?.name ?? "nobody")")
         }
     }

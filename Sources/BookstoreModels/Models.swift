@@ -7,7 +7,9 @@ import StructPostgres
 public enum BookstoreSchema {
     /// Every model the book store stores: what `schema verify`, `migrate draft` and the schema tests compare with
     /// the database.
-    public static let models: [any EntityConvertible.Type] = [StoreModel.self, BookModel.self, AuthorModel.self, ReviewModel.self, UserModel.self]
+    public static let models: [any EntityConvertible.Type] = [
+        StoreModel.self, BookModel.self, AuthorModel.self, ReviewModel.self, UserModel.self,
+    ]
 }
 
 /// A user's role.
@@ -55,7 +57,7 @@ public struct StoreModel: Codable, Sendable, Equatable {
 public struct StoreEntity: EntityProtocol {
     public static let table = "stores"
     public static let relationships: [Relationship<Self>] = [
-        .toMany("books", \.$books, through: "store_books", orderedBy: [.ascending("title")]),
+        .toMany("books", \.$books, through: "store_books", orderedBy: [.ascending("title")])
     ]
     public var uuid: UUID
     public var brand: String
@@ -83,7 +85,10 @@ public struct BookModel: Codable, Sendable, Equatable {
     public var author: AuthorModel?
     public var reviews: [ReviewModel]?
 
-    public init(uuid: UUID, title: String? = nil, price: Double? = nil, publisher: String? = nil, author: AuthorModel? = nil, reviews: [ReviewModel]? = nil) {
+    public init(
+        uuid: UUID, title: String? = nil, price: Double? = nil, publisher: String? = nil, author: AuthorModel? = nil,
+        reviews: [ReviewModel]? = nil
+    ) {
         self.uuid = uuid
         self.title = title
         self.price = price
@@ -149,8 +154,6 @@ extension UserModel {
     }
 }
 
-
-
 extension StoreEntity {
     public init(uuid: UUID, brand: String) {
         self.uuid = uuid
@@ -158,7 +161,6 @@ extension StoreEntity {
         _books = Related()
     }
 }
-
 
 extension BookEntity {
     public init(uuid: UUID, title: String? = nil, price: Double, publisher: String? = nil, authorID: UUID? = nil) {

@@ -19,7 +19,8 @@ enum DotEnv {
             let key = line[..<equals].trimmingCharacters(in: .whitespaces)
             var value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
             if let quote = value.first, quote == "\"" || quote == "'",
-               let close = value.dropFirst().firstIndex(of: quote) {
+                let close = value.dropFirst().firstIndex(of: quote)
+            {
                 // A quoted value ends at its closing quote; a comment may follow it.
                 value = String(value[value.index(after: value.startIndex)..<close])
             } else if let comment = value.range(of: " #") {

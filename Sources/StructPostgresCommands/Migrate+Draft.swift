@@ -6,7 +6,8 @@ extension Migrate {
     /// `migrate draft NAME`: the next migration file, drafted from the app's models against the database.
     struct Draft: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Write the migration the app's models need, drafted against the database, for review (from the app's own executable).",
+            abstract:
+                "Write the migration the app's models need, drafted against the database, for review (from the app's own executable).",
             discussion: """
                 The database must have every migration of the folder applied. What can be added safely (tables, \
                 columns, foreign keys) is SQL; what must never be automatic (a type change, a dropped or renamed \
@@ -26,13 +27,15 @@ extension Migrate {
             try await reportingFailures {
                 let models = try StructPG.requireModels(for: "migrate draft")
                 var draft: MigrationDraft?
-                try FileManager.default.createDirectory(at: URL(fileURLWithPath: options.migrationsDirectory), withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(
+                    at: URL(fileURLWithPath: options.migrationsDirectory), withIntermediateDirectories: true)
                 try await withMigrator(connection, options) { migrator in
                     let pending = try await migrator.verify()
                     guard pending.isEmpty else {
                         throw StructPostgresError(
                             .migrationRefused,
-                            "\(pending.count) migration\(pending.count == 1 ? " is" : "s are") not applied (\(pending.map(\.fileName).joined(separator: ", "))): the draft compares the models with the database, so run `\(StructPG.commandName) migrate up` first")
+                            "\(pending.count) migration\(pending.count == 1 ? " is" : "s are") not applied (\(pending.map(\.fileName).joined(separator: ", "))): the draft compares the models with the database, so run `\(StructPG.commandName) migrate up` first"
+                        )
                     }
                     draft = try await migrator.service.draftMigration(for: models)
                 }
@@ -53,7 +56,9 @@ extension Migrate {
                 }
                 let reviews = draft.reviews
                 if !reviews.isEmpty {
-                    print("\(reviews.count) line\(reviews.count == 1 ? "" : "s") marked '-- review:' need a decision before the migration is applied:")
+                    print(
+                        "\(reviews.count) line\(reviews.count == 1 ? "" : "s") marked '-- review:' need a decision before the migration is applied:"
+                    )
                     for line in reviews { print(line) }
                 }
             }

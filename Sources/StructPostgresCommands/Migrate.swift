@@ -164,7 +164,8 @@ struct Migrate: AsyncParsableCommand {
             if sequential, let newest = versions.max(by: { $0.1 < $1.1 }), newest.1 > 99_999_999 {
                 throw StructPostgresError(
                     .migrationRefused,
-                    "--sequential numbers a migration after the newest in the folder, but \(newest.0) is named by a timestamp: a number after it would look like one. Leave out --sequential to name it by the time, as the folder's other files")
+                    "--sequential numbers a migration after the newest in the folder, but \(newest.0) is named by a timestamp: a number after it would look like one. Leave out --sequential to name it by the time, as the folder's other files"
+                )
             }
             return try names.map { name in
                 let fileName = sequential ? sequentialName(name, after: versions) : timestampName(name, after: versions.map(\.1))
@@ -182,7 +183,8 @@ struct Migrate: AsyncParsableCommand {
             var calendar = Calendar(identifier: .gregorian)
             calendar.timeZone = TimeZone(identifier: "UTC")!
             let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: Date())
-            var version = Int64(parts.year!) * 10_000_000_000 + Int64(parts.month!) * 100_000_000 + Int64(parts.day!) * 1_000_000
+            var version =
+                Int64(parts.year!) * 10_000_000_000 + Int64(parts.month!) * 100_000_000 + Int64(parts.day!) * 1_000_000
                 + Int64(parts.hour!) * 10_000 + Int64(parts.minute!) * 100 + Int64(parts.second!)
             if let newest = versions.max(), newest >= version { version = newest + 1 }
             return "\(version)_\(name).sql"

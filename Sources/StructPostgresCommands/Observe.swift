@@ -16,7 +16,9 @@ struct Observe: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingFailures {
-                print(try writeMigration(named: "observe", tables: tables, text: ChangeNotifications.migration(tables: tables, keys: keys), options))
+                print(
+                    try writeMigration(
+                        named: "observe", tables: tables, text: ChangeNotifications.migration(tables: tables, keys: keys), options))
             }
         }
     }
@@ -29,7 +31,8 @@ struct Observe: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingFailures {
-                let text = "-- migrate:up\n\(ChangeNotifications.uninstallSQL(tables: tables))\n\n-- migrate:down\n\(ChangeNotifications.installSQL(tables: tables))\n"
+                let text =
+                    "-- migrate:up\n\(ChangeNotifications.uninstallSQL(tables: tables))\n\n-- migrate:down\n\(ChangeNotifications.installSQL(tables: tables))\n"
                 print(try writeMigration(named: "unobserve", tables: tables, text: text, options))
             }
         }
@@ -43,7 +46,9 @@ private func writeMigration(named verb: String, tables: [String], text: String, 
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     let versions = try FileManager.default.contentsOfDirectory(atPath: directory.path).compactMap { Migration.parseFileName($0)?.version }
     let name = ([verb] + tables.map { $0.replacingOccurrences(of: ".", with: "_") }).joined(separator: "_")
-    guard Migration.parseFileName("0_\(name).sql") != nil else { throw ValidationError("table names must hold only letters, digits, '_', '-' and '.'") }
+    guard Migration.parseFileName("0_\(name).sql") != nil else {
+        throw ValidationError("table names must hold only letters, digits, '_', '-' and '.'")
+    }
     let url = directory.appendingPathComponent(Migrate.New.timestampName(name, after: versions))
     try text.write(to: url, atomically: true, encoding: .utf8)
     return url.path

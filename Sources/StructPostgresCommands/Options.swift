@@ -19,7 +19,8 @@ struct ConnectionOptions: ParsableArguments {
             return try ConnectionSettings(url: databaseURL, environment: ProcessInfo.processInfo.environment)
         }
         let environment = ProcessInfo.processInfo.environment
-        Self.configured = environment["DATABASE_URL"]?.isEmpty == false
+        Self.configured =
+            environment["DATABASE_URL"]?.isEmpty == false
             || ["PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGUSER", "PGSERVICE"].contains { environment[$0]?.isEmpty == false }
         return try ConnectionSettings.fromEnvironment()
     }
@@ -56,7 +57,8 @@ struct MigrationOptions: ParsableArguments {
         guard let bad = Migration.parseFileName(file) else { return try MigrationSet([]) }
         let readable = try FileManager.default.contentsOfDirectory(atPath: directory.path).compactMap { name -> Migration? in
             guard let (version, _) = Migration.parseFileName(name), version < bad.version,
-                  let text = try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8) else { return nil }
+                let text = try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
+            else { return nil }
             return try? Migration(fileName: name, text: text)
         }
         return try MigrationSet(readable)
@@ -77,7 +79,8 @@ func withMigrator(
             // A dry run still shows what the files before the one at fault would do, then names it: `migrate up`
             // itself applies nothing while a file cannot be read.
             migrations = try options.load(before: error.file!)
-            error.message = "\(error.file!)\(error.line.map { ":\($0)" } ?? ""): \(error.message); the SQL above is what the migrations before it "
+            error.message =
+                "\(error.file!)\(error.line.map { ":\($0)" } ?? ""): \(error.message); the SQL above is what the migrations before it "
                 + "would run, and `migrate up` applies nothing until it is fixed"
             unreadable = error
         }
@@ -116,11 +119,13 @@ func reportingFailures(_ body: () async throws -> Void) async throws {
         if let file = error.file, !error.message.hasPrefix(file) { line += " (\(file)\(error.line.map { ":\($0)" } ?? ""))" }
         if let state = error.sqlState { line += " [SQLSTATE \(state)]" }
         // PgBouncer reports a database it does not know as a protocol violation (08P01).
-        let missingDatabase = error.sqlState == "3D000"
+        let missingDatabase =
+            error.sqlState == "3D000"
             || (error.sqlState == "08P01" && error.message.contains("database") && error.message.contains("does not exist"))
         if missingDatabase { line += "; create it with `\(StructPG.commandName) db create`" }
         if error.code == .connectionLost && !ConnectionOptions.configured {
-            line += "; nothing says where the database is, so the defaults were tried: set DATABASE_URL (postgres://USER@HOST:PORT/DATABASE, a password after USER:), pass --database-url, or set PGHOST and PGDATABASE"
+            line +=
+                "; nothing says where the database is, so the defaults were tried: set DATABASE_URL (postgres://USER@HOST:PORT/DATABASE, a password after USER:), pass --database-url, or set PGHOST and PGDATABASE"
         }
         fail(line)
     } catch let error as ExitCode {

@@ -48,7 +48,9 @@ struct Schema: AsyncParsableCommand {
         init(_ report: SchemaReport) {
             matches = report.matches
             mismatches = report.mismatches.map {
-                Mismatch(kind: $0.kind.rawValue, model: $0.entity, property: $0.property, table: $0.table, column: $0.column, message: $0.message)
+                Mismatch(
+                    kind: $0.kind.rawValue, model: $0.entity, property: $0.property, table: $0.table, column: $0.column, message: $0.message
+                )
             }
         }
     }
@@ -60,6 +62,7 @@ extension StructPG {
         guard models.isEmpty else { return models }
         throw StructPostgresError(
             .invalidConfiguration,
-            "`\(command)` needs the app's models, which the structpg binary cannot see: run it from the app's own executable, whose main calls `StructPG.main(models: [...])` (import StructPostgresCommands)")
+            "`\(command)` needs the app's models, which the structpg binary cannot see: run it from the app's own executable, whose main calls `StructPG.main(models: [...])` (import StructPostgresCommands)"
+        )
     }
 }

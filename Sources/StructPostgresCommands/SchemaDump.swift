@@ -7,7 +7,8 @@ enum SchemaDump {
         guard let pgDump = findExecutable("pg_dump") else {
             throw StructPostgresError(
                 .invalidConfiguration,
-                "pg_dump was not found on the PATH; install PostgreSQL's client programs (apt-get install postgresql-client, brew install libpq)")
+                "pg_dump was not found on the PATH; install PostgreSQL's client programs (apt-get install postgresql-client, brew install libpq)"
+            )
         }
         let process = Process()
         process.executableURL = pgDump

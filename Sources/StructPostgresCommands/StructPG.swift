@@ -26,7 +26,8 @@ public struct StructPG: AsyncParsableCommand {
     public static var configuration: CommandConfiguration {
         CommandConfiguration(
             commandName: commandName,
-            abstract: "Apply and inspect the SQL migrations of a StructPostgres app\(models.isEmpty ? "" : ", and check its models against the database").",
+            abstract:
+                "Apply and inspect the SQL migrations of a StructPostgres app\(models.isEmpty ? "" : ", and check its models against the database").",
             discussion: """
                 Migrations are files named VERSION_name.sql in --migrations-dir (VERSION a UTC timestamp or NNNN), \
                 each with a '-- migrate:up' part and an optional '-- migrate:down' part. The connection comes from \
@@ -120,7 +121,8 @@ func redactingPasswords(_ text: String) -> String {
     for pattern in patterns {
         let expression = try! NSRegularExpression(pattern: pattern, options: [.caseInsensitive])
         let range = NSRange(result.startIndex..., in: result)
-        result = expression.stringByReplacingMatches(in: result, range: range, withTemplate: pattern.hasPrefix("(password") ? "$1****" : "$1****@")
+        result = expression.stringByReplacingMatches(
+            in: result, range: range, withTemplate: pattern.hasPrefix("(password") ? "$1****" : "$1****@")
     }
     return result
 }

@@ -13,7 +13,9 @@ actor AdminConnections {
     private var waiting: [CheckedContinuation<Void, Never>] = []
 
     /// Runs `body` on a one-connection service on `settings`, once one of the ``limit`` slots is free.
-    nonisolated func run<T: Sendable>(on settings: ConnectionSettings, _ body: @Sendable (PostgresService) async throws -> T) async throws -> T {
+    nonisolated func run<T: Sendable>(on settings: ConnectionSettings, _ body: @Sendable (PostgresService) async throws -> T) async throws
+        -> T
+    {
         await take()
         do {
             var configuration = PostgresService.Configuration(connection: settings, pool: PoolOptions(maxConnections: 1))

@@ -43,12 +43,16 @@ actor ConnectionBudget {
 
     private func capacity(_ admin: ConnectionSettings, adminPool: Int) async throws -> Int {
         if let capacity { return capacity }
-        let rows = try await AdminConnections.shared.run(on: admin) { try await $0.query("""
-            SELECT current_setting('max_connections')::int
-                   - current_setting('superuser_reserved_connections')::int
-                   - coalesce(current_setting('reserved_connections', true)::int, 0),
-                   (SELECT count(*)::int FROM pg_stat_activity WHERE backend_type = 'client backend')
-            """).map { try $0.decode((Int32, Int32).self) } }
+        let rows = try await AdminConnections.shared.run(on: admin) {
+            try await $0.query(
+                """
+                SELECT current_setting('max_connections')::int
+                       - current_setting('superuser_reserved_connections')::int
+                       - coalesce(current_setting('reserved_connections', true)::int, 0),
+                       (SELECT count(*)::int FROM pg_stat_activity WHERE backend_type = 'client backend')
+                """
+            ).map { try $0.decode((Int32, Int32).self) }
+        }
         let (available, open) = rows[0]
         let measured = max(8, Int(available) - Int(open) - adminPool - Self.margin)
         capacity = measured

@@ -29,10 +29,12 @@ public final class LocalAutoFailover: Sendable {
 
     /// `pg_autoctl`, when it is installed next to a PostgreSQL with the extension.
     public static var program: String? {
-        let candidates = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { "\($0)/pg_autoctl" } + ["/usr/bin/pg_autoctl"]
+        let candidates =
+            (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { "\($0)/pg_autoctl" } + ["/usr/bin/pg_autoctl"]
         guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }),
-              let binaries = try? PostgresBinaries.locate(),
-              FileManager.default.fileExists(atPath: URL(fileURLWithPath: binaries.directory).deletingLastPathComponent().path + "/lib/pgautofailover.so")
+            let binaries = try? PostgresBinaries.locate(),
+            FileManager.default.fileExists(
+                atPath: URL(fileURLWithPath: binaries.directory).deletingLastPathComponent().path + "/lib/pgautofailover.so")
         else { return nil }
         return found
     }
@@ -50,22 +52,25 @@ public final class LocalAutoFailover: Sendable {
             "PATH=\(binaries.directory):/usr/bin:/bin", "XDG_CONFIG_HOME=\(directory)/config", "XDG_DATA_HOME=\(directory)/share",
             "XDG_RUNTIME_DIR=\(directory)/run", "PG_REGRESS_SOCK_DIR=\(directory)", "PGHOST=\(directory)",
         ]
-        Watchdog.start(cleanup: """
-            for node in node1 node2 monitor; do \(osUser.map { "runuser -u \($0) -- " } ?? "")env \(environment.joined(separator: " ")) '\(program)' stop --immediate --pgdata '\(directory)/'$node >/dev/null 2>&1; done
-            rm -rf '\(directory)'
-            """)
+        Watchdog.start(
+            cleanup: """
+                for node in node1 node2 monitor; do \(osUser.map { "runuser -u \($0) -- " } ?? "")env \(environment.joined(separator: " ")) '\(program)' stop --immediate --pgdata '\(directory)/'$node >/dev/null 2>&1; done
+                rm -rf '\(directory)'
+                """)
         let formation = LocalAutoFailover(uri: "", directory: directory, osUser: osUser, environment: environment, program: program)
         do {
             let monitorPort = try LocalPostgresCluster.freePort()
-            try formation.autoctl("create", "monitor", "--pgdata", "\(directory)/monitor", "--pgport", "\(monitorPort)",
-                                  "--hostname", "127.0.0.1", "--auth", "trust", "--no-ssl")
+            try formation.autoctl(
+                "create", "monitor", "--pgdata", "\(directory)/monitor", "--pgport", "\(monitorPort)",
+                "--hostname", "127.0.0.1", "--auth", "trust", "--no-ssl")
             try formation.runInBackground("monitor")
             try formation.waitUntilTheMonitorAnswers()
             let monitor = "postgres://autoctl_node@127.0.0.1:\(monitorPort)/pg_auto_failover?sslmode=disable"
             // Alone, the first node is `single`; once the second is a `secondary`, the first is the `primary`.
             for (node, state) in [("node1", "single"), ("node2", "secondary")] {
-                try formation.autoctl("create", "postgres", "--pgdata", "\(directory)/\(node)", "--pgport", "\(try LocalPostgresCluster.freePort())",
-                                      "--hostname", "127.0.0.1", "--monitor", monitor, "--auth", "trust", "--no-ssl", "--name", node)
+                try formation.autoctl(
+                    "create", "postgres", "--pgdata", "\(directory)/\(node)", "--pgport", "\(try LocalPostgresCluster.freePort())",
+                    "--hostname", "127.0.0.1", "--monitor", monitor, "--auth", "trust", "--no-ssl", "--name", node)
                 try formation.runInBackground(node)
                 try formation.waitUntil(node, is: state)
             }
@@ -73,7 +78,8 @@ public final class LocalAutoFailover: Sendable {
             let shown = try formation.autoctl("show", "uri", "--formation", "default", "--pgdata", "\(directory)/monitor")
             // The URI names no user: the nodes' superuser, `postgres`, whom they trust on 127.0.0.1.
             let uri = shown.trimmingCharacters(in: .whitespacesAndNewlines)
-                .replacingOccurrences(of: "postgres://", with: "postgres://postgres@").replacingOccurrences(of: "sslmode=prefer", with: "sslmode=disable")
+                .replacingOccurrences(of: "postgres://", with: "postgres://postgres@").replacingOccurrences(
+                    of: "sslmode=prefer", with: "sslmode=disable")
             return LocalAutoFailover(
                 uri: uri,
                 directory: directory, osUser: osUser, environment: environment, program: program)
@@ -113,7 +119,8 @@ public final class LocalAutoFailover: Sendable {
 
     /// `pg_autoctl run` for a node, detached, its log in the formation's folder.
     private func runInBackground(_ node: String) throws {
-        let command = (["env"] + environment + [program, "run", "--pgdata", "\(directory)/\(node)"]).map { "'\($0)'" }.joined(separator: " ")
+        let command = (["env"] + environment + [program, "run", "--pgdata", "\(directory)/\(node)"]).map { "'\($0)'" }.joined(
+            separator: " ")
         try Shell.output("sh", ["-c", "setsid \(command) > '\(directory)/\(node).log' 2>&1 < /dev/null &"], as: osUser)
     }
 
@@ -139,9 +146,11 @@ public final class LocalAutoFailover: Sendable {
         while Date() < deadline {
             shown = (try? autoctl("show", "state", "--pgdata", "\(directory)/monitor", "--json")) ?? ""
             if let data = shown.data(using: .utf8), let nodes = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]],
-               nodes.contains(where: {
-                   $0["nodename"] as? String == node && $0["current_group_state"] as? String == state && $0["assigned_group_state"] as? String == state
-               }) {
+                nodes.contains(where: {
+                    $0["nodename"] as? String == node && $0["current_group_state"] as? String == state
+                        && $0["assigned_group_state"] as? String == state
+                })
+            {
                 return
             }
             usleep(200_000)

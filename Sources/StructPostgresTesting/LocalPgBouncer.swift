@@ -35,28 +35,29 @@ public final class LocalPgBouncer: Sendable {
         let server = front.settings
         let port = try LocalPostgresCluster.freePort()
         let quote = { (text: String) in "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
-        try "\(quote(server.user)) \(quote(server.password ?? ""))\n".write(toFile: directory + "/userlist.txt", atomically: true, encoding: .utf8)
+        try "\(quote(server.user)) \(quote(server.password ?? ""))\n".write(
+            toFile: directory + "/userlist.txt", atomically: true, encoding: .utf8)
         try """
-            [databases]
-            * = host=\(server.host) port=\(server.port)
+        [databases]
+        * = host=\(server.host) port=\(server.port)
 
-            [pgbouncer]
-            listen_addr = 127.0.0.1
-            listen_port = \(port)
-            unix_socket_dir =
-            auth_type = scram-sha-256
-            auth_file = \(directory)/userlist.txt
-            pool_mode = transaction
-            max_client_conn = 1000
-            default_pool_size = \(poolSize)
-            max_user_connections = \(maxServerConnections)
-            server_idle_timeout = 1
-            server_reset_query =
-            ignore_startup_parameters = extra_float_digits
-            logfile = \(directory)/pgbouncer.log
-            pidfile = \(directory)/pgbouncer.pid
+        [pgbouncer]
+        listen_addr = 127.0.0.1
+        listen_port = \(port)
+        unix_socket_dir =
+        auth_type = scram-sha-256
+        auth_file = \(directory)/userlist.txt
+        pool_mode = transaction
+        max_client_conn = 1000
+        default_pool_size = \(poolSize)
+        max_user_connections = \(maxServerConnections)
+        server_idle_timeout = 1
+        server_reset_query =
+        ignore_startup_parameters = extra_float_digits
+        logfile = \(directory)/pgbouncer.log
+        pidfile = \(directory)/pgbouncer.pid
 
-            """.write(toFile: directory + "/pgbouncer.ini", atomically: true, encoding: .utf8)
+        """.write(toFile: directory + "/pgbouncer.ini", atomically: true, encoding: .utf8)
         if let osUser { try Shell.output("chown", ["-R", osUser, directory]) }
         try Shell.output("chmod", ["600", directory + "/userlist.txt"])
         do {
@@ -113,10 +114,11 @@ public final class LocalPgBouncer: Sendable {
 
     /// Stops PgBouncer and removes its files once this process has ended, whatever way it ends.
     private static func startWatchdog(directory: String) {
-        Watchdog.start(cleanup: """
-            kill "$(cat '\(directory)/pgbouncer.pid' 2>/dev/null)" 2>/dev/null
-            sleep 1
-            rm -rf '\(directory)'
-            """)
+        Watchdog.start(
+            cleanup: """
+                kill "$(cat '\(directory)/pgbouncer.pid' 2>/dev/null)" 2>/dev/null
+                sleep 1
+                rm -rf '\(directory)'
+                """)
     }
 }

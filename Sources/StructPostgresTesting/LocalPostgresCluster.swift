@@ -33,7 +33,8 @@ public final class LocalPostgresCluster: Sendable {
         let osUser: String? = geteuid() == 0 ? "postgres" : nil
         let directory = try makeDirectory(owner: osUser)
         do {
-            return try LocalPostgresCluster(binaries: binaries, directory: directory, osUser: osUser, durable: durable, listening: listening)
+            return try LocalPostgresCluster(
+                binaries: binaries, directory: directory, osUser: osUser, durable: durable, listening: listening)
         } catch {
             try? FileManager.default.removeItem(atPath: directory)
             throw error
@@ -47,10 +48,12 @@ public final class LocalPostgresCluster: Sendable {
         let passwordFile = directory + "/pwfile"
         try password.write(toFile: passwordFile, atomically: true, encoding: .utf8)
         if let osUser { try Shell.output("chown", [osUser, passwordFile]) }
-        try Shell.output(binaries.initdb, [
-            "-D", directory + "/data", "-U", "postgres", "--pwfile=\(passwordFile)", "-E", "UTF8", "--locale=C",
-            "--auth-local=trust", "--auth-host=scram-sha-256", "--no-sync",
-        ], as: osUser)
+        try Shell.output(
+            binaries.initdb,
+            [
+                "-D", directory + "/data", "-U", "postgres", "--pwfile=\(passwordFile)", "-E", "UTF8", "--locale=C",
+                "--auth-local=trust", "--auth-host=scram-sha-256", "--no-sync",
+            ], as: osUser)
         try? FileManager.default.removeItem(atPath: passwordFile)
         if listening != nil {
             let hba = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/data/pg_hba.conf"))
@@ -78,10 +81,11 @@ public final class LocalPostgresCluster: Sendable {
             // A namespace of its own has every port free.
             port = listening == nil ? try Self.freePort() : 5432
             let fast = durable ? [] : ["-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off"]
-            let options = ([
-                "-p \(port)", "-k \(directory)", "-c listen_addresses=\(listening?.address ?? "127.0.0.1")", "-c max_connections=600",
-                "-c shared_buffers=128MB",
-            ] + fast).joined(separator: " ")
+            let options =
+                ([
+                    "-p \(port)", "-k \(directory)", "-c listen_addresses=\(listening?.address ?? "127.0.0.1")", "-c max_connections=600",
+                    "-c shared_buffers=128MB",
+                ] + fast).joined(separator: " ")
             do {
                 try Self.runPgCtl(
                     binaries.pgCtl, ["-D", data, "-l", directory + "/server.log", "-w", "-t", "120", "-o", options, "start"], as: osUser,
@@ -93,7 +97,8 @@ public final class LocalPostgresCluster: Sendable {
                 if attempt == 3 { throw error }
             }
         }
-        var settings = ConnectionSettings(host: listening?.address ?? "127.0.0.1", port: port, user: "postgres", password: password, database: "postgres")
+        var settings = ConnectionSettings(
+            host: listening?.address ?? "127.0.0.1", port: port, user: "postgres", password: password, database: "postgres")
         settings.sslMode = .disable
         self.settings = settings
     }
@@ -103,10 +108,12 @@ public final class LocalPostgresCluster: Sendable {
     public func startReplica() throws -> LocalPostgresCluster {
         let replica = try Self.makeDirectory(owner: osUser)
         do {
-            try Shell.output(binaries.directory + "/pg_basebackup", [
-                "-h", directory, "-p", String(settings.port), "-U", "postgres", "-D", replica + "/data", "-R", "-X", "stream",
-                "--no-sync", "-c", "fast",
-            ], as: osUser)
+            try Shell.output(
+                binaries.directory + "/pg_basebackup",
+                [
+                    "-h", directory, "-p", String(settings.port), "-U", "postgres", "-D", replica + "/data", "-R", "-X", "stream",
+                    "--no-sync", "-c", "fast",
+                ], as: osUser)
             return try LocalPostgresCluster(binaries: binaries, directory: replica, osUser: osUser, password: settings.password ?? "")
         } catch {
             try? FileManager.default.removeItem(atPath: replica)
@@ -163,12 +170,24 @@ public final class LocalPostgresCluster: Sendable {
         if FileManager.default.fileExists(atPath: ca) { return ca }
         try FileManager.default.createDirectory(atPath: tls, withIntermediateDirectories: true)
         try "subjectAltName=DNS:localhost\n".write(toFile: tls + "/ext.cnf", atomically: true, encoding: .utf8)
-        try Shell.output("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", tls + "/ca.key",
-                                     "-out", tls + "/ca.tmp", "-days", "2", "-subj", "/CN=structpg-test-ca"])
-        try Shell.output("openssl", ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", tls + "/server.key",
-                                     "-out", tls + "/server.csr", "-subj", "/CN=localhost"])
-        try Shell.output("openssl", ["x509", "-req", "-in", tls + "/server.csr", "-CA", tls + "/ca.tmp", "-CAkey", tls + "/ca.key",
-                                     "-CAcreateserial", "-out", tls + "/server.crt", "-days", "2", "-extfile", tls + "/ext.cnf"])
+        try Shell.output(
+            "openssl",
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", tls + "/ca.key",
+                "-out", tls + "/ca.tmp", "-days", "2", "-subj", "/CN=structpg-test-ca",
+            ])
+        try Shell.output(
+            "openssl",
+            [
+                "req", "-newkey", "rsa:2048", "-nodes", "-keyout", tls + "/server.key",
+                "-out", tls + "/server.csr", "-subj", "/CN=localhost",
+            ])
+        try Shell.output(
+            "openssl",
+            [
+                "x509", "-req", "-in", tls + "/server.csr", "-CA", tls + "/ca.tmp", "-CAkey", tls + "/ca.key",
+                "-CAcreateserial", "-out", tls + "/server.crt", "-days", "2", "-extfile", tls + "/ext.cnf",
+            ])
         if let osUser { try Shell.output("chown", ["-R", osUser, tls]) }
         try Shell.output("chmod", ["600", tls + "/server.key"])
         let settings = "\nssl = on\nssl_cert_file = '\(tls)/server.crt'\nssl_key_file = '\(tls)/server.key'\n"
@@ -221,9 +240,10 @@ public final class LocalPostgresCluster: Sendable {
     /// Stops the server and removes its files once this process has ended, whatever way it ends.
     private static func startWatchdog(pgCtl: String, data: String, directory: String, osUser: String?) {
         let runAs = osUser.map { "runuser -u \($0) -- " } ?? ""
-        Watchdog.start(cleanup: """
-            \(runAs)'\(pgCtl)' -D '\(data)' -m immediate stop >/dev/null 2>&1
-            rm -rf '\(directory)'
-            """)
+        Watchdog.start(
+            cleanup: """
+                \(runAs)'\(pgCtl)' -D '\(data)' -m immediate stop >/dev/null 2>&1
+                rm -rf '\(directory)'
+                """)
     }
 }

@@ -24,8 +24,10 @@ struct PostgresBinaries: Sendable {
             candidates += sorted.map { "\(debian)/\($0)/bin" }
         }
         candidates += (environment["PATH"] ?? "").split(separator: ":").map(String.init)
-        for directory in candidates where FileManager.default.isExecutableFile(atPath: directory + "/initdb")
-            && FileManager.default.isExecutableFile(atPath: directory + "/pg_ctl") {
+        for directory in candidates
+        where FileManager.default.isExecutableFile(atPath: directory + "/initdb")
+            && FileManager.default.isExecutableFile(atPath: directory + "/pg_ctl")
+        {
             return PostgresBinaries(directory: directory)
         }
         throw TestDatabaseError(

@@ -74,7 +74,8 @@ public final class SilentlyCuttableCluster: Sendable {
             try inside(namespace, ["ip", "link", "set", server, "up"])
             // Silence: the client's kernel never asks who has the server's address, so a cut link gives no
             // "host unreachable"; it sends into the link, where the packets are dropped.
-            let serverMAC = try inside(namespace, ["cat", "/sys/class/net/\(server)/address"]).trimmingCharacters(in: .whitespacesAndNewlines)
+            let serverMAC = try inside(namespace, ["cat", "/sys/class/net/\(server)/address"]).trimmingCharacters(
+                in: .whitespacesAndNewlines)
             try Shell.output("ip", ["neigh", "replace", serverAddress, "lladdr", serverMAC, "dev", client, "nud", "permanent"])
             let cluster = try LocalPostgresCluster.start(listening: (serverAddress, namespace))
             return SilentlyCuttableCluster(cluster: cluster, namespace: namespace, clientLink: client, serverLink: server)

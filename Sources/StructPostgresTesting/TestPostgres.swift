@@ -110,7 +110,9 @@ public struct TestDatabase: Sendable {
         let held = try await ConnectionBudget.shared.take(connections, admin: admin, adminPool: AdminConnections.limit)
         do {
             let name = "test_" + UUID().uuidString.prefix(13).replacingOccurrences(of: "-", with: "").lowercased()
-            try await AdminConnections.shared.run(on: admin) { try await $0.execute(unsafeSQL: "CREATE DATABASE \(name) TEMPLATE template0") }
+            try await AdminConnections.shared.run(on: admin) {
+                try await $0.execute(unsafeSQL: "CREATE DATABASE \(name) TEMPLATE template0")
+            }
             var settings = try await TestPostgres.pooler()?.settings ?? admin
             settings.database = name
             return TestDatabase(settings: settings, admin: admin, connections: ConnectionBudget.Share(held))

@@ -36,7 +36,8 @@ func finish(_ outcome: String, ok: Bool) -> Never {
 
 /// Terminates every other client backend of the database, through a connection of its own.
 func terminateOthers(_ admin: PostgresService) async throws {
-    _ = try await admin.query("""
+    _ = try await admin.query(
+        """
         SELECT pg_terminate_backend(pid) FROM pg_stat_activity
         WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
         """)

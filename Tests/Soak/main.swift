@@ -25,8 +25,9 @@ func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").ut
 /// Resident memory (VmRSS) in MiB, from /proc.
 func residentMiB() -> Double {
     guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-          let kB = Double(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+        let kB = Double(line.split(separator: " ").dropFirst().first ?? "")
+    else { return 0 }
     return kB / 1024
 }
 
@@ -63,19 +64,24 @@ func operation(_ service: PostgresService, _ coalesced: PostgresService, _ autho
         try await service.update(entities: [BookModel(uuid: UUID(), title: "single", price: .random(in: 1...50), author: author)])
     case 2:
         let books = (0..<50).map { i in
-            BookModel(uuid: UUID(), title: "batch \(i)", price: .random(in: 1...50), author: author, reviews: [
-                ReviewModel(uuid: UUID(), bookID: UUID(), content: "fine", createdAt: Date()),
-            ])
+            BookModel(
+                uuid: UUID(), title: "batch \(i)", price: .random(in: 1...50), author: author,
+                reviews: [
+                    ReviewModel(uuid: UUID(), bookID: UUID(), content: "fine", createdAt: Date())
+                ])
         }.map { book in
             var book = book
-            book.reviews = book.reviews?.map { var review = $0; review.bookID = book.uuid; return review }
+            book.reviews = book.reviews?.map {
+                var review = $0; review.bookID = book.uuid; return review
+            }
             return book
         }
         try await service.update(entities: books)
     case 3:
         try await coalesced.update(entities: [BookModel(uuid: UUID(), title: "coalesced", price: .random(in: 1...50))])
     case 4, 5:
-        _ = try await service.fetch(BookModel.self, where: .format("price < %@", Double.random(in: 1...50)), sortedBy: [.descending("price")], limit: 20)
+        _ = try await service.fetch(
+            BookModel.self, where: .format("price < %@", Double.random(in: 1...50)), sortedBy: [.descending("price")], limit: 20)
     case 6:
         var seen = 0
         let stop = Int.random(in: 1...2_000)
@@ -86,7 +92,10 @@ func operation(_ service: PostgresService, _ coalesced: PostgresService, _ autho
     case 7:
         try await service.transaction { tx in
             let some = try await tx.fetch(BookModel.self, where: .format("price > %@", 45.0), limit: 5)
-            try await tx.update(entities: some.map { var book = $0; book.price = (book.price ?? 0) + 0.01; return book })
+            try await tx.update(
+                entities: some.map {
+                    var book = $0; book.price = (book.price ?? 0) + 0.01; return book
+                })
         }
     case 8:
         _ = try await service.deleteAll(BookModel.self, where: .format("price > %@ AND title == %@", 49.5, "single"))
@@ -97,7 +106,8 @@ func operation(_ service: PostgresService, _ coalesced: PostgresService, _ autho
 
 try await PostgresService.withService(configuration: configuration) { service in
     try await PostgresService.withService(configuration: coalescing) { coalesced in
-        try await PostgresService.withService(configuration: .init(connection: database.settings, pool: PoolOptions(maxConnections: 1))) { admin in
+        try await PostgresService.withService(configuration: .init(connection: database.settings, pool: PoolOptions(maxConnections: 1))) {
+            admin in
             let authors = (0..<20).map { AuthorModel(uuid: UUID(), name: "author \($0)") }
             try await service.update(entities: authors)
             let start = ContinuousClock.now
@@ -134,7 +144,8 @@ try await PostgresService.withService(configuration: configuration) { service in
                 group.addTask {
                     while ContinuousClock.now < end {
                         try? await Task.sleep(for: .milliseconds(Int.random(in: 1_000...3_000)))
-                        _ = try? await admin.query("""
+                        _ = try? await admin.query(
+                            """
                             SELECT pg_terminate_backend(pid) FROM pg_stat_activity
                             WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
                               AND random() < 0.3
@@ -150,16 +161,20 @@ try await PostgresService.withService(configuration: configuration) { service in
                         tick += 10
                         let sample = (tick, residentMiB(), openFiles())
                         samples.append(sample)
-                        say(String(format: "t=%3ds rss=%.1f MiB files=%.0f operations=%d failed=%d cancelled=%d faults=%d observed=%d",
-                                   sample.0, sample.1, sample.2, counters.operations.load(ordering: .relaxed),
-                                   counters.failures.load(ordering: .relaxed), counters.cancelled.load(ordering: .relaxed),
-                                   counters.faults.load(ordering: .relaxed), counters.observed.load(ordering: .relaxed)))
+                        say(
+                            String(
+                                format: "t=%3ds rss=%.1f MiB files=%.0f operations=%d failed=%d cancelled=%d faults=%d observed=%d",
+                                sample.0, sample.1, sample.2, counters.operations.load(ordering: .relaxed),
+                                counters.failures.load(ordering: .relaxed), counters.cancelled.load(ordering: .relaxed),
+                                counters.faults.load(ordering: .relaxed), counters.observed.load(ordering: .relaxed)))
                     }
                     let first = samples.filter { $0.0 <= 60 }.last ?? samples.first!
                     let last = samples.last!
                     let growth = last.1 / first.1 - 1
-                    say(String(format: "rss at minute 1: %.1f MiB, at the end (%ds): %.1f MiB, growth %.1f%% (open files %.0f -> %.0f)",
-                               first.1, last.0, last.1, growth * 100, first.2, last.2))
+                    say(
+                        String(
+                            format: "rss at minute 1: %.1f MiB, at the end (%ds): %.1f MiB, growth %.1f%% (open files %.0f -> %.0f)",
+                            first.1, last.0, last.1, growth * 100, first.2, last.2))
                     if growth > 0.10 {
                         say("FAILED: resident memory grew by more than 10 percent")
                         exit(1)

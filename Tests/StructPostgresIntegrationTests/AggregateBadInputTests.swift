@@ -32,7 +32,9 @@ private struct Scored: StoredModel {
             #expect(error?.message.contains(message) == true, "\(error?.message ?? "")", sourceLocation: sourceLocation)
             #expect(error?.table != nil, sourceLocation: sourceLocation)
             #expect(dataStatements(log).isEmpty, "\(dataStatements(log))", sourceLocation: sourceLocation)
-            #expect([try await tableDigest("books", service), try await tableDigest("scored", service)] == before, sourceLocation: sourceLocation)
+            #expect(
+                [try await tableDigest("books", service), try await tableDigest("scored", service)] == before,
+                sourceLocation: sourceLocation)
         }
     }
 

@@ -33,7 +33,8 @@ struct Sheet: StoredModel, Equatable {
             }
             let amount: Decimal? = maybe {
                 let digits = (0..<20).map { _ in String(Int.random(in: 0...9, using: &random)) }.joined()
-                return Decimal(string: "\(Bool.random(using: &random) ? "-" : "")\(Int.random(in: 0...999_999_999_999, using: &random)).\(digits)")!
+                return Decimal(
+                    string: "\(Bool.random(using: &random) ? "-" : "")\(Int.random(in: 0...999_999_999_999, using: &random)).\(digits)")!
             }
             let ratio: Double? = maybe {
                 switch Int.random(in: 0..<8, using: &random) {
@@ -45,7 +46,8 @@ struct Sheet: StoredModel, Equatable {
             }
             let micros = Int64.random(in: 0...1_000_000_000_000_000, using: &random)
             return Sheet(
-                uuid: UUID(), shelf: maybe { ["a", "b", "c"].randomElement(using: &random)! }, tier: maybe { Int32.random(in: 0..<3, using: &random) },
+                uuid: UUID(), shelf: maybe { ["a", "b", "c"].randomElement(using: &random)! },
+                tier: maybe { Int32.random(in: 0..<3, using: &random) },
                 small: maybe { Int16.random(in: -100...100, using: &random) }, whole: whole, amount: amount, ratio: ratio,
                 label: maybe { ["apple", "Apple", "b", "ba", "zeta", "Zeta", "\u{E9}t\u{E9}", "a b"].randomElement(using: &random)! },
                 at: Date(timeIntervalSince1970: 946_684_800 + Double(micros) / 1_000_000))
@@ -67,27 +69,39 @@ private struct Question: @unchecked Sendable {
     private static let questions: [Question] = {
         let (low, high): (Int64, Int64) = (-1_000, 1_000)
         return [
-        Question(name: "every row", spellings: [nil, .constant(true), .format("TRUEPREDICATE")]),
-        Question(name: "small > 10", spellings: [
-            .format("small > %@", 10), \Sheet.small > Int16(10), .predicate(#Predicate<Sheet> { $0.small! > 10 }),
-            .compare("small", .greater, 10), EntityFilter(Filter.compare("small", .greater, 10)),
-        ]),
-        Question(name: "shelf a with a ratio", spellings: [
-            .format("shelf == %@ AND ratio != nil", "a"), \Sheet.shelf == "a" && \Sheet.ratio != nil,
-            .predicate(#Predicate<Sheet> { $0.shelf == "a" && $0.ratio != nil }), .equal("shelf", "a") && .isNotNull("ratio"),
-            EntityFilter(Filter.equal("shelf", "a") && Filter.isNotNull("ratio")),
-        ]),
-        Question(name: "no row", spellings: [
-            .format("shelf == %@", "none"), \Sheet.shelf == "none", .predicate(#Predicate<Sheet> { $0.shelf == "none" }), .equal("shelf", "none"),
-            EntityFilter(Filter.equal("shelf", "none")),
-        ]),
-        Question(name: "whole near zero or label from a", spellings: [
-            .format("whole BETWEEN {-1000, 1000} OR label BEGINSWITH 'a'"),
-            .between(\Sheet.whole, Int64(-1_000), Int64(1_000)) || .beginsWith(\.label, "a"),
-            .predicate(#Predicate<Sheet> { ($0.whole != nil && $0.whole! >= low && $0.whole! <= high) || ($0.label?.starts(with: "a") ?? false) }),
-            .between("whole", -1_000, 1_000) || .compare("label", .beginsWith, "a"),
-            EntityFilter(Filter.between("whole", -1_000, 1_000) || Filter.compare("label", .beginsWith, "a")),
-        ]),
+            Question(name: "every row", spellings: [nil, .constant(true), .format("TRUEPREDICATE")]),
+            Question(
+                name: "small > 10",
+                spellings: [
+                    .format("small > %@", 10), \Sheet.small > Int16(10), .predicate(#Predicate<Sheet> { $0.small! > 10 }),
+                    .compare("small", .greater, 10), EntityFilter(Filter.compare("small", .greater, 10)),
+                ]),
+            Question(
+                name: "shelf a with a ratio",
+                spellings: [
+                    .format("shelf == %@ AND ratio != nil", "a"), \Sheet.shelf == "a" && \Sheet.ratio != nil,
+                    .predicate(#Predicate<Sheet> { $0.shelf == "a" && $0.ratio != nil }), .equal("shelf", "a") && .isNotNull("ratio"),
+                    EntityFilter(Filter.equal("shelf", "a") && Filter.isNotNull("ratio")),
+                ]),
+            Question(
+                name: "no row",
+                spellings: [
+                    .format("shelf == %@", "none"), \Sheet.shelf == "none", .predicate(#Predicate<Sheet> { $0.shelf == "none" }),
+                    .equal("shelf", "none"),
+                    EntityFilter(Filter.equal("shelf", "none")),
+                ]),
+            Question(
+                name: "whole near zero or label from a",
+                spellings: [
+                    .format("whole BETWEEN {-1000, 1000} OR label BEGINSWITH 'a'"),
+                    .between(\Sheet.whole, Int64(-1_000), Int64(1_000)) || .beginsWith(\.label, "a"),
+                    .predicate(
+                        #Predicate<Sheet> {
+                            ($0.whole != nil && $0.whole! >= low && $0.whole! <= high) || ($0.label?.starts(with: "a") ?? false)
+                        }),
+                    .between("whole", -1_000, 1_000) || .compare("label", .beginsWith, "a"),
+                    EntityFilter(Filter.between("whole", -1_000, 1_000) || Filter.compare("label", .beginsWith, "a")),
+                ]),
         ]
     }()
 
@@ -105,17 +119,21 @@ private struct Question: @unchecked Sendable {
                     try await Self.groups(service, filter, rows, question.name)
                     try await Self.pages(service, filter, rows, question.name)
                 }
-                #expect(Set(answers.map { $0.map(\.uuidString).joined() }).count == 1, "\(question.name): the spellings return the same rows")
+                #expect(
+                    Set(answers.map { $0.map(\.uuidString).joined() }).count == 1, "\(question.name): the spellings return the same rows")
             }
             #expect(overflowed == [true, false], "some sums of integers fit Int, others do not")
         }
     }
 
     /// Every figure of the rows `filter` keeps; returns whether their integer sum was past `Int`'s range.
-    private static func figures(_ service: PostgresService, _ filter: EntityFilter<Sheet>?, _ rows: [Sheet], _ name: String) async throws -> Bool {
-        let (count, ratios, smallSum, amountSum, ratioSum, smallAverage, wholeAverage, amountAverage, ratioAverage) = try await service.aggregate(
-            of: Sheet.self, .count, .count(\.ratio), .sum(\.small), .sum(\.amount), .sum(\.ratio), .average(\.small), .average(\.whole),
-            .average(\.amount), .average(\.ratio), where: filter)
+    private static func figures(_ service: PostgresService, _ filter: EntityFilter<Sheet>?, _ rows: [Sheet], _ name: String) async throws
+        -> Bool
+    {
+        let (count, ratios, smallSum, amountSum, ratioSum, smallAverage, wholeAverage, amountAverage, ratioAverage) =
+            try await service.aggregate(
+                of: Sheet.self, .count, .count(\.ratio), .sum(\.small), .sum(\.amount), .sum(\.ratio), .average(\.small), .average(\.whole),
+                .average(\.amount), .average(\.ratio), where: filter)
         let smalls = rows.compactMap(\.small).map(Int.init)
         let wholes = rows.compactMap(\.whole)
         let amounts = rows.compactMap(\.amount)
@@ -134,7 +152,9 @@ private struct Question: @unchecked Sendable {
         } else {
             #expect(amounts.isEmpty, "\(name)")
         }
-        expectClose(ratioAverage, doubles.isEmpty ? nil : doubles.reduce(0, +) / Double(doubles.count), scale: doubles.map(abs).reduce(0, +) / Double(max(doubles.count, 1)), name)
+        expectClose(
+            ratioAverage, doubles.isEmpty ? nil : doubles.reduce(0, +) / Double(doubles.count),
+            scale: doubles.map(abs).reduce(0, +) / Double(max(doubles.count, 1)), name)
 
         // A sum of integers past Int's range is refused by name, never wrapped.
         if wholes.isEmpty {
@@ -142,13 +162,18 @@ private struct Question: @unchecked Sendable {
         } else if let exact = Int(exactly: exactWholes) {
             #expect(try await service.sum(\Sheet.whole, of: Sheet.self, where: filter) == exact, "\(name)")
         } else {
-            let error = await #expect(throws: StructPostgresError.self, "\(name): \(exactWholes)") { try await service.sum(\Sheet.whole, of: Sheet.self, where: filter) }
+            let error = await #expect(throws: StructPostgresError.self, "\(name): \(exactWholes)") {
+                try await service.sum(\Sheet.whole, of: Sheet.self, where: filter)
+            }
             #expect(error?.code == .invalidValue && error?.message.contains("which Int cannot hold exactly") == true)
         }
 
-        let (leastSmall, mostSmall, leastWhole, mostWhole, leastAmount, mostAmount, leastRatio, mostRatio, leastLabel, mostLabel, first, last) =
+        let (
+            leastSmall, mostSmall, leastWhole, mostWhole, leastAmount, mostAmount, leastRatio, mostRatio, leastLabel, mostLabel, first, last
+        ) =
             try await service.aggregate(
-                of: Sheet.self, .min(\.small), .max(\.small), .min(\.whole), .max(\.whole), .min(\.amount), .max(\.amount), .min(\.ratio), .max(\.ratio),
+                of: Sheet.self, .min(\.small), .max(\.small), .min(\.whole), .max(\.whole), .min(\.amount), .max(\.amount), .min(\.ratio),
+                .max(\.ratio),
                 .min(\.label), .max(\.label), .min(\.at), .max(\.at), where: filter)
         #expect(leastSmall == rows.compactMap(\.small).min() && mostSmall == rows.compactMap(\.small).max(), "\(name)")
         #expect(leastWhole == wholes.min() && mostWhole == wholes.max(), "\(name)")
@@ -173,13 +198,16 @@ private struct Question: @unchecked Sendable {
             let doubles = members.compactMap(\.ratio)
             #expect(count == members.count)
             #expect(amount == (amounts.isEmpty ? nil : amounts.reduce(0, +)))
-            expectClose(ratio, doubles.isEmpty ? nil : doubles.reduce(0, +) / Double(doubles.count), scale: doubles.map(abs).reduce(0, +) / Double(max(doubles.count, 1)), name)
+            expectClose(
+                ratio, doubles.isEmpty ? nil : doubles.reduce(0, +) / Double(doubles.count),
+                scale: doubles.map(abs).reduce(0, +) / Double(max(doubles.count, 1)), name)
             #expect(label == members.compactMap(\.label).min() && at == members.map(\.at).max())
         }
 
         struct Pair: Hashable { let shelf: String?; let tier: Int32? }
         let pairs = Dictionary(grouping: rows) { Pair(shelf: $0.shelf, tier: $0.tier) }
-        let byPair = try await service.groups(of: Sheet.self, by: (\.shelf, \.tier), .count, .sum(\.small), .max(\.whole), where: filter, having: .count > 3)
+        let byPair = try await service.groups(
+            of: Sheet.self, by: (\.shelf, \.tier), .count, .sum(\.small), .max(\.whole), where: filter, having: .count > 3)
         let kept = pairs.filter { $0.value.count > 3 }
         #expect(byPair.count == kept.count, "\(name)")
         for group in byPair {
@@ -191,7 +219,8 @@ private struct Question: @unchecked Sendable {
 
         // The two largest shelves, ties broken by the shelf (NULL last, as ascending order puts it).
         let top = try await service.groups(
-            of: Sheet.self, by: \.shelf, .count, where: filter, having: .sum(\.small) > 0, sortedBy: [.descending(.count), .ascending(\.shelf)], limit: 2)
+            of: Sheet.self, by: \.shelf, .count, where: filter, having: .sum(\.small) > 0,
+            sortedBy: [.descending(.count), .ascending(\.shelf)], limit: 2)
         var swiftTop: [(shelf: String?, count: Int)] = []
         for (shelf, members) in expected where members.compactMap(\.small).map(Int.init).reduce(0, +) > 0 {
             swiftTop.append((shelf, members.count))
@@ -211,7 +240,8 @@ private struct Question: @unchecked Sendable {
         var cursor: PageCursor?
         repeat {
             let page = try await service.fetch(
-                Sheet.self, where: filter, sortedBy: [.ascending("small"), .descending("label")], pageSize: 9, after: cursor, includingTotal: cursor == nil)
+                Sheet.self, where: filter, sortedBy: [.ascending("small"), .descending("label")], pageSize: 9, after: cursor,
+                includingTotal: cursor == nil)
             if cursor == nil { #expect(page.total == rows.count) }
             paged += page.items
             cursor = page.next
@@ -229,7 +259,8 @@ private struct Question: @unchecked Sendable {
             let at = Date(timeIntervalSince1970: 1_700_000_000)
             let ratios: [Double] = [1, .nan, 3, .infinity, -.infinity]
             try await service.update(entities: ratios.map { Sheet(uuid: UUID(), ratio: $0, at: at) })
-            let (sum, average, least, most) = try await service.aggregate(of: Sheet.self, .sum(\.ratio), .average(\.ratio), .min(\.ratio), .max(\.ratio))
+            let (sum, average, least, most) = try await service.aggregate(
+                of: Sheet.self, .sum(\.ratio), .average(\.ratio), .min(\.ratio), .max(\.ratio))
             #expect(sum!.isNaN && ratios.reduce(0, +).isNaN)
             #expect(average!.isNaN)
             #expect(least == -.infinity && most!.isNaN)
@@ -246,9 +277,13 @@ extension Sheet {
 }
 
 /// Two doubles summed in different orders agree within what rounding allows: `scale` is the sum of the magnitudes.
-private func expectClose(_ actual: Double?, _ expected: Double?, scale: Double, _ name: String, sourceLocation: SourceLocation = #_sourceLocation) {
+private func expectClose(
+    _ actual: Double?, _ expected: Double?, scale: Double, _ name: String, sourceLocation: SourceLocation = #_sourceLocation
+) {
     guard let actual, let expected else {
-        #expect(actual == nil && expected == nil, "\(name): \(String(describing: actual)) against \(String(describing: expected))", sourceLocation: sourceLocation)
+        #expect(
+            actual == nil && expected == nil, "\(name): \(String(describing: actual)) against \(String(describing: expected))",
+            sourceLocation: sourceLocation)
         return
     }
     #expect(abs(actual - expected) <= scale * 1e-12 + 1e-300, "\(name): \(actual) against \(expected)", sourceLocation: sourceLocation)

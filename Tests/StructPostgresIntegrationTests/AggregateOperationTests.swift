@@ -13,11 +13,15 @@ import Testing
     @Test func aFigureIsAnOperationWithItsSpanAndMetrics() async throws {
         let tracer = InMemoryTracer()
         let metrics = TestMetrics()
-        try await withTables(BookSchema.create, configure: { configuration in
-            configuration.tracer = tracer
-            configuration.metricsFactory = metrics
-        }) { service, _ in
-            try await service.update(entities: (0..<5).map { Novel(uuid: UUID(), title: "N\($0)", price: Double($0), publisher: $0 < 2 ? "P" : nil) })
+        try await withTables(
+            BookSchema.create,
+            configure: { configuration in
+                configuration.tracer = tracer
+                configuration.metricsFactory = metrics
+            }
+        ) { service, _ in
+            try await service.update(
+                entities: (0..<5).map { Novel(uuid: UUID(), title: "N\($0)", price: Double($0), publisher: $0 < 2 ? "P" : nil) })
             tracer.clearAll()
             #expect(try await service.average(\NovelEntity.price, of: Novel.self) == 2)
             _ = try await service.groups(of: Novel.self, by: \.publisher, .count)
@@ -28,7 +32,9 @@ import Testing
             #expect(aggregates.allSatisfy { $0.kind == .client && $0.attributes.get("db.operation.name") == .string("aggregate") })
             let select = try #require(spans.first { $0.operationName == "SELECT" && $0.parentSpanID == aggregates[0].spanID })
             guard case .string(let text)? = select.attributes.get("db.query.text") else { Issue.record("no query text"); return }
-            #expect(text.hasPrefix(#"SELECT (sum("books"."price"::float8) / nullif(count("books"."price"), "#) && text.hasSuffix(#") AS "averagePrice" FROM "books""#), "\(text)")
+            #expect(
+                text.hasPrefix(#"SELECT (sum("books"."price"::float8) / nullif(count("books"."price"), "#)
+                    && text.hasSuffix(#") AS "averagePrice" FROM "books""#), "\(text)")
             #expect(spans.contains { $0.operationName == "fetch books" })
             let durations = metrics.timers.filter { timer in
                 timer.label == "db.client.operation.duration" && timer.dimensions.contains { $0 == ("db.operation.name", "aggregate") }
@@ -47,9 +53,12 @@ import Testing
             try await service.update(entities: [book])
             let seen = Lines()
             let observer = Task {
-                for try await (count, rating) in service.observe(changesOf: ReviewModel.self, read: { db in
-                    try await db.aggregate(of: ReviewModel.self, .count, .average(\.stars), where: \.bookID == book.uuid)
-                }) {
+                for try await (count, rating) in service.observe(
+                    changesOf: ReviewModel.self,
+                    read: { db in
+                        try await db.aggregate(of: ReviewModel.self, .count, .average(\.stars), where: \.bookID == book.uuid)
+                    })
+                {
                     seen.all.withLock { $0.append("\(count) \(rating.map { String($0) } ?? "-")") }
                 }
             }

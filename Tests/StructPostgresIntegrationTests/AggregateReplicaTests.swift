@@ -5,7 +5,11 @@ import Testing
 
 /// Figures and pages are reads: outside a transaction they go to a replica, inside one and through `primary` to the
 /// primary. Which server answered is the port `server_role` reports.
-@Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["DATABASE_URL"] == nil, "replicas are started next to the local cluster; DATABASE_URL is set"))
+@Suite(
+    .serialized,
+    .enabled(
+        if: ProcessInfo.processInfo.environment["DATABASE_URL"] == nil,
+        "replicas are started next to the local cluster; DATABASE_URL is set"))
 struct AggregateReplicaTests {
     @Test func figuresAndPagesGoToAReplicaUnlessPinnedOrInATransaction() async throws {
         let primary = try LocalPostgresCluster.start()

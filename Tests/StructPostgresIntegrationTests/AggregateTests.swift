@@ -45,7 +45,8 @@ private struct AuthorShelf: Decodable, Sendable, Equatable {
             let stars = reviews.filter { $0.bookID == book.uuid }.compactMap(\.stars)
             let rating = try await service.average(\ReviewModel.stars, of: ReviewModel.self, where: .equal("bookID", book.uuid))
             #expect(rating == Double(stars.reduce(0, +)) / Double(stars.count))
-            #expect(dataStatements(log) == [#"SELECT avg("reviews"."stars") AS "averageStars" FROM "reviews" WHERE "reviews"."book_id" = $1"#])
+            #expect(
+                dataStatements(log) == [#"SELECT avg("reviews"."stars") AS "averageStars" FROM "reviews" WHERE "reviews"."book_id" = $1"#])
             log.reset()
             let perAuthor = try await service.groups(
                 of: BookModel.self, by: \.authorID, .count, .average(\.price), sortedBy: [.descending(.count), .ascending(\.authorID)])
@@ -62,7 +63,11 @@ private struct AuthorShelf: Decodable, Sendable, Equatable {
             let decoded = try await service.groups(
                 of: BookModel.self, by: \.authorID, .count.named("books"), .average(\.price), having: .count > 1,
                 sortedBy: [.ascending(\.authorID)], as: AuthorShelf.self)
-            #expect(decoded.map(\.books) == perAuthor.filter { $0.values.0 > 1 }.sorted { ($0.key?.uuidString ?? "~") < ($1.key?.uuidString ?? "~") }.map { $0.values.0 })
+            #expect(
+                decoded.map(\.books)
+                    == perAuthor.filter { $0.values.0 > 1 }.sorted { ($0.key?.uuidString ?? "~") < ($1.key?.uuidString ?? "~") }.map {
+                        $0.values.0
+                    })
             #expect(Set(decoded.map(\.authorID)) == Set(perAuthor.filter { $0.values.0 > 1 }.map { $0.key }))
         }
     }
@@ -72,7 +77,8 @@ private struct AuthorShelf: Decodable, Sendable, Equatable {
             _ = try await shelf(service)
             let nobody = UUID()
             let (count, sum, average, least, most) = try await service.aggregate(
-                of: ReviewModel.self, .count, .sum(\.stars), .average(\.stars), .min(\.createdAt), .max(\.content), where: \.bookID == nobody)
+                of: ReviewModel.self, .count, .sum(\.stars), .average(\.stars), .min(\.createdAt), .max(\.content),
+                where: \.bookID == nobody)
             #expect(count == 0)
             #expect(sum == nil && average == nil && least == nil && most == nil)
             #expect(try await service.sum(\BookEntity.price, of: BookModel.self, where: .constant(false)) == nil)
@@ -96,7 +102,8 @@ private struct AuthorShelf: Decodable, Sendable, Equatable {
             }
             // Reviews per book (a review's key of its book), the best rated first.
             let ratings = try await service.groups(
-                of: ReviewModel.self, by: \.bookID, .average(\.stars), .count(\.stars), sortedBy: [.descending(.average(\.stars)), .ascending(\.bookID)], limit: 3)
+                of: ReviewModel.self, by: \.bookID, .average(\.stars), .count(\.stars),
+                sortedBy: [.descending(.average(\.stars)), .ascending(\.bookID)], limit: 3)
             #expect(ratings.count == 3)
             for rating in ratings {
                 let stars = reviews.filter { $0.bookID == rating.key }.compactMap(\.stars)

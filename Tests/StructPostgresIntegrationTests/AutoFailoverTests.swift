@@ -15,13 +15,18 @@ private struct Ledger: StoredModel {
 /// secondary. No acknowledged write is lost, and writes resume on the new primary; the outage is printed.
 @Suite(
     .serialized, .tags(.timed),
-    .enabled(if: LocalAutoFailover.program != nil, "pg_auto_failover is not installed (apt-get install -y postgresql-15-auto-failover pg-auto-failover-cli)"),
-    .enabled(if: ProcessInfo.processInfo.environment["DATABASE_URL"] == nil, "the formation is started next to the local cluster; DATABASE_URL is set"))
+    .enabled(
+        if: LocalAutoFailover.program != nil,
+        "pg_auto_failover is not installed (apt-get install -y postgresql-15-auto-failover pg-auto-failover-cli)"),
+    .enabled(
+        if: ProcessInfo.processInfo.environment["DATABASE_URL"] == nil,
+        "the formation is started next to the local cluster; DATABASE_URL is set"))
 struct AutoFailoverTests {
     @Test func fourWritersThroughAFailoverLoseNoAcknowledgedWrite() async throws {
         let formation = try await Task.detached { try LocalAutoFailover.start() }.value
         defer { formation.stop() }
-        var configuration = PostgresService.Configuration(connection: try ConnectionSettings(url: formation.uri), pool: PoolOptions(maxConnections: 4))
+        var configuration = PostgresService.Configuration(
+            connection: try ConnectionSettings(url: formation.uri), pool: PoolOptions(maxConnections: 4))
         configuration.pool.acquireTimeout = .seconds(60)
         try await PostgresService.withService(configuration: configuration) { service in
             try await service.execute(unsafeSQL: "CREATE TABLE ledger (uuid uuid PRIMARY KEY, amount integer NOT NULL)")
@@ -47,7 +52,8 @@ struct AutoFailoverTests {
             // The outage: the longest gap between acknowledged writes from the failover's start on.
             let times = [failoverStarted] + acknowledged.map(\.1).filter { $0 > failoverStarted }.sorted()
             let outage = zip(times, times.dropFirst()).map { $1 - $0 }.max() ?? .zero
-            print("""
+            print(
+                """
                 pg_auto_failover: \(acknowledged.count) writes acknowledged (\(beforeFailover) before the failover), \(lost.count) lost, \
                 \(writers.failures.withLock { $0.count }) failed calls; perform failover took \(failoverEnded - failoverStarted); \
                 writes resumed after an outage of \(outage)

@@ -140,7 +140,7 @@ private struct PricedAsText: StoredModel {
     }
 
     @Test func aMissingTableIsNamedWithItsEntity() async throws {
-        try await withTables() { service, _ in
+        try await withTables { service, _ in
             let error = await #expect(throws: StructPostgresError.self) {
                 try await service.update(entities: [Ghost(uuid: UUID())])
             }
@@ -173,7 +173,7 @@ private struct PricedAsText: StoredModel {
 
     /// SQL written by hand may hold a password: its error shows the statement with its literals masked.
     @Test func aPasswordInHandWrittenSQLIsNotShownByItsError() async throws {
-        try await withTables() { service, _ in
+        try await withTables { service, _ in
             let error = await #expect(throws: StructPostgresError.self) {
                 try await service.execute(unsafeSQL: "ALTER ROLE structpg_no_such_role WITH PASSWORD 'hunter2secret'")
             }
@@ -199,7 +199,8 @@ private struct PricedAsText: StoredModel {
             var uuid: UUID
             var enabled: String
         }
-        let schema = "CREATE TABLE tallies (uuid uuid PRIMARY KEY, count integer); CREATE TABLE flags (uuid uuid PRIMARY KEY, enabled boolean)"
+        let schema =
+            "CREATE TABLE tallies (uuid uuid PRIMARY KEY, count integer); CREATE TABLE flags (uuid uuid PRIMARY KEY, enabled boolean)"
         try await withTables(schema) { service, log in
             let tally = await #expect(throws: StructPostgresError.self) {
                 try await service.update(entities: [Tally(uuid: UUID(), count: "12")])
@@ -259,8 +260,10 @@ private struct PricedAsText: StoredModel {
     /// A bad row in the middle of a large result fails the fetch with that row's key, and the (only) connection
     /// serves the next call, in a transaction or not.
     @Test func aBadRowInTheMiddleOfALargeResultLeavesTheConnectionUsable() async throws {
-        try await withTables("CREATE TABLE text_prices (uuid uuid PRIMARY KEY, price text)", pool: PoolOptions(maxConnections: 1)) { service, _ in
-            _ = try await service.query("""
+        try await withTables("CREATE TABLE text_prices (uuid uuid PRIMARY KEY, price text)", pool: PoolOptions(maxConnections: 1)) {
+            service, _ in
+            _ = try await service.query(
+                """
                 INSERT INTO text_prices SELECT ('00000000-0000-4000-8000-' || lpad(n::text, 12, '0'))::uuid,
                     CASE WHEN n = 1000 THEN NULL ELSE 'p' || n END FROM generate_series(1, 20000) AS n
                 """)
@@ -289,7 +292,8 @@ private struct PricedAsText: StoredModel {
     /// A large result is decoded in two halves at once: with bad rows in both, the error names the first one.
     @Test func theFirstBadRowOfALargeResultIsReportedWhateverHalfItIsIn() async throws {
         try await withTables("CREATE TABLE text_prices (uuid uuid PRIMARY KEY, price text)") { service, _ in
-            _ = try await service.query("""
+            _ = try await service.query(
+                """
                 INSERT INTO text_prices SELECT ('00000000-0000-4000-8000-' || lpad(n::text, 12, '0'))::uuid, 'p' || n
                 FROM generate_series(1, 10000) AS n
                 """)

@@ -81,7 +81,8 @@ private let authors = """
             #expect(up.status == 0, "\(up.errors)")
             #expect(up.output.contains("Applied 0001_authors.sql"))
             let overridden = try await CLI.run(
-                ["migrate", "status", "-m", files.directory.path], environment: ["DATABASE_URL": "postgres://nobody@127.0.0.1:1/none"], in: project)
+                ["migrate", "status", "-m", files.directory.path], environment: ["DATABASE_URL": "postgres://nobody@127.0.0.1:1/none"],
+                in: project)
             #expect(overridden.status == 1, "a variable already set wins over .env")
         }
     }
@@ -102,7 +103,9 @@ private let authors = """
             let withKeys = try await cli.run("observe", "add", "--keys", "authors")
             #expect(withKeys.status == 0, "\(withKeys.errors)")
             #expect(try await cli.run("migrate", "up").status == 0)
-            #expect(try await service.query(PostgresQuery(unsafeSQL: triggers))[0].decode(Int64.self) == 4, "one per operation, with transition tables")
+            #expect(
+                try await service.query(PostgresQuery(unsafeSQL: triggers))[0].decode(Int64.self) == 4,
+                "one per operation, with transition tables")
             let none = try await cli.run("observe", "add")
             #expect(none.status != 0)
         }
@@ -116,7 +119,9 @@ private let authors = """
             let created = URL(fileURLWithPath: new.output.trimmingCharacters(in: .whitespacesAndNewlines)).lastPathComponent
             #expect(created.wholeMatch(of: /20[0-9]{12}_add_books\.sql/) != nil, "\(created)")
             let version = String(created.prefix(14))
-            try files.write(created, """
+            try files.write(
+                created,
+                """
                 -- migrate:up
                 CREATE TABLE books (uuid uuid PRIMARY KEY, author_id uuid NOT NULL REFERENCES authors (uuid));
 
@@ -126,7 +131,9 @@ private let authors = """
             let second = try await cli.run("migrate", "new", "add_reviews")
             let next = URL(fileURLWithPath: second.output.trimmingCharacters(in: .whitespacesAndNewlines)).lastPathComponent
             #expect(next > created, "a second file made in the same second still sorts after the first")
-            try files.write(next, """
+            try files.write(
+                next,
+                """
                 -- migrate:up
                 CREATE TABLE reviews (uuid uuid PRIMARY KEY, book_id uuid NOT NULL REFERENCES books (uuid));
 
@@ -143,7 +150,8 @@ private let authors = """
     }
 }
 
-private let hasPgDump = ProcessInfo.processInfo.environment["PATH"]?.split(separator: ":")
+private let hasPgDump =
+    ProcessInfo.processInfo.environment["PATH"]?.split(separator: ":")
     .contains { FileManager.default.isExecutableFile(atPath: "\($0)/pg_dump") } ?? false
 
 /// What `structpg` says when the database cannot be reached, or is missing, and where it prints.
@@ -160,22 +168,27 @@ extension CLICommandsTests {
     @Test func aRefusedConnectionSaysSoWithoutNIOsInternals() async throws {
         let result = try await CLI.run(["migrate", "status", "-d", "postgres://app@127.0.0.1:1/app?sslmode=disable"], environment: [:])
         #expect(result.status == 1)
-        #expect(result.errors.contains("cannot connect to postgres://app@127.0.0.1:1/app?sslmode=disable: connection refused"), "\(result.errors)")
+        #expect(
+            result.errors.contains("cannot connect to postgres://app@127.0.0.1:1/app?sslmode=disable: connection refused"),
+            "\(result.errors)")
         #expect(!result.errors.contains("SingleConnectionFailure") && !result.errors.contains("set DATABASE_URL"), "\(result.errors)")
     }
 
     @Test func aMissingDatabaseHintsAtDbCreate() async throws {
         let admin = try await TestDatabase.create()
-        let url = admin.url.replacingOccurrences(of: "/\(admin.settings.database)?", with: "/structpg_missing_\(UUID().uuidString.prefix(8).lowercased())?")
+        let url = admin.url.replacingOccurrences(
+            of: "/\(admin.settings.database)?", with: "/structpg_missing_\(UUID().uuidString.prefix(8).lowercased())?")
         let result = try await CLI.run(["migrate", "status", "-d", url], environment: [:])
         try await admin.drop()
         #expect(result.status == 1)
-        #expect(result.errors.contains("does not exist") && result.errors.contains("create it with `structpg db create`"), "\(result.errors)")
+        #expect(
+            result.errors.contains("does not exist") && result.errors.contains("create it with `structpg db create`"), "\(result.errors)")
     }
 
     @Test func droppingAMissingDatabaseWithIfExistsSaysItDidNotExist() async throws {
         let admin = try await TestDatabase.create()
-        let url = admin.url.replacingOccurrences(of: "/\(admin.settings.database)?", with: "/structpg_missing_\(UUID().uuidString.prefix(8).lowercased())?")
+        let url = admin.url.replacingOccurrences(
+            of: "/\(admin.settings.database)?", with: "/structpg_missing_\(UUID().uuidString.prefix(8).lowercased())?")
         let result = try await CLI.run(["db", "drop", "--if-exists", "-d", url], environment: [:])
         try await admin.drop()
         #expect(result.status == 0, "\(result.errors)")
@@ -193,11 +206,13 @@ extension CLICommandsTests {
 
     /// A dry run with a file it cannot read still shows the SQL of the migrations before it, then names the file.
     @Test func aDryRunWithAnUnreadableFileShowsWhatComesBeforeItAndNamesIt() async throws {
-        try await withCLI(["0001_authors.sql": authors, "0002_broken.sql": "-- migrate:up\n-- migrate:up\nSELECT 1;\n"]) { cli, _, service in
+        try await withCLI(["0001_authors.sql": authors, "0002_broken.sql": "-- migrate:up\n-- migrate:up\nSELECT 1;\n"]) {
+            cli, _, service in
             let dry = try await cli.run("migrate", "up", "--dry-run")
             #expect(dry.status == 1)
             #expect(dry.output.contains("-- 0001_authors.sql (up)") && dry.output.contains("CREATE TABLE authors"), "\(dry.output)")
-            #expect(dry.errors.hasPrefix("structpg: 0002_broken.sql:2: a second '-- migrate:up' marker")
+            #expect(
+                dry.errors.hasPrefix("structpg: 0002_broken.sql:2: a second '-- migrate:up' marker")
                     && dry.errors.contains("`migrate up` applies nothing until it is fixed"), "\(dry.errors)")
             #expect(try await service.query("SELECT to_regclass('authors') IS NULL")[0].decode(Bool.self), "a dry run ran nothing")
         }
@@ -205,12 +220,15 @@ extension CLICommandsTests {
 
     /// What a command printed before it failed comes first, also when both go to one pipe.
     @Test func standardOutputIsFlushedBeforeTheError() async throws {
-        try await withCLI(["0001_authors.sql": authors, "0002_broken.sql": "-- migrate:up\nSELECT * FROM missing_table;\n"]) { cli, files, _ in
+        try await withCLI(["0001_authors.sql": authors, "0002_broken.sql": "-- migrate:up\nSELECT * FROM missing_table;\n"]) {
+            cli, files, _ in
             let shell = try await CLI.run(
                 ["-c", "'\(CLI.binary.path)' migrate up -d '\(cli.databaseURL)' -m '\(files.directory.path)' 2>&1"], environment: [:],
                 binary: URL(fileURLWithPath: "/bin/sh"))
             let lines = shell.output.split(separator: "\n")
-            #expect(lines.count == 2 && lines[0].contains("Applied 0001_authors.sql") && lines[1].hasPrefix("structpg: 0002_broken.sql"), "\(lines)")
+            #expect(
+                lines.count == 2 && lines[0].contains("Applied 0001_authors.sql") && lines[1].hasPrefix("structpg: 0002_broken.sql"),
+                "\(lines)")
         }
     }
 }

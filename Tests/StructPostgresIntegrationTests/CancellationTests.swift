@@ -32,7 +32,8 @@ private struct SlowItem: StoredModel {
     }
 
     private func backends(running marker: String, _ service: PostgresService) async throws -> Int {
-        let rows = try await service.query("""
+        let rows = try await service.query(
+            """
             SELECT count(*) FROM pg_stat_activity
             WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'active'
               AND query LIKE '%' || \(marker) || '%'
@@ -70,7 +71,9 @@ private struct SlowItem: StoredModel {
             let (error, failed, stopped) = try await cancel(fetch, runningFor: "slow_items", service)
             print("cancelled fetch: failed \(failed) after the cancellation; the backend's query was gone after \(stopped)")
             #expect(error?.code == .queryCancelled, "\(String(describing: error))")
-            #expect(error?.message.contains("cancelled on the server") == true, "the server acknowledged the close: \(String(describing: error))")
+            #expect(
+                error?.message.contains("cancelled on the server") == true,
+                "the server acknowledged the close: \(String(describing: error))")
             #expect(failed < .seconds(2))
             #expect(stopped < .seconds(2))
             // The pool goes on: the cancelled connection was closed, and the next call opens or takes another.

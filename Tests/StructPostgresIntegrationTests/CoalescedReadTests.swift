@@ -20,12 +20,15 @@ import Testing
         var books: [FlatBook] = []
         var reviews: [ReviewModel] = []
         for index in 0..<40 {
-            let book = FlatBook(uuid: UUID(), title: "B\(index)", price: Double(index), authorID: random.chance(0.8) ? random.pick(authors).uuid : nil)
+            let book = FlatBook(
+                uuid: UUID(), title: "B\(index)", price: Double(index), authorID: random.chance(0.8) ? random.pick(authors).uuid : nil)
             books.append(book)
             for n in 0..<Int.random(in: 0...5, using: &random) {
-                reviews.append(ReviewModel(
-                    uuid: UUID(), bookID: book.uuid, content: "R\(n)", createdAt: Date(timeIntervalSince1970: Double(Int.random(in: 0...5, using: &random))),
-                    userID: random.chance(0.5) ? random.pick(users).uuid : nil))
+                reviews.append(
+                    ReviewModel(
+                        uuid: UUID(), bookID: book.uuid, content: "R\(n)",
+                        createdAt: Date(timeIntervalSince1970: Double(Int.random(in: 0...5, using: &random))),
+                        userID: random.chance(0.5) ? random.pick(users).uuid : nil))
             }
         }
         try await service.update(entities: books)
@@ -68,17 +71,22 @@ import Testing
                 }
             }
             try await Self.compare(keys, service, alone, log) { db, key in
-                try await db.fetch(ReviewModel.self, where: .equal("bookID", key), sortedBy: [.ascending("createdAt"), .ascending("content")], limit: 3)
+                try await db.fetch(
+                    ReviewModel.self, where: .equal("bookID", key), sortedBy: [.ascending("createdAt"), .ascending("content")], limit: 3)
             }
             try await Self.compare(keys, service, alone, log) { db, key in
                 try await db.fetch(ReviewModel.self, where: \.bookID == key, sortedBy: [.descending("createdAt"), .ascending("content")])
             }
             try await Self.compare(keys, service, alone, log) { db, key in
-                try await db.fetchOne(FlatBook.self, where: .equal("uuid", key), loading: .all(depth: 1)).map { "\($0.uuid) \($0.author?.name ?? "-")" }
+                try await db.fetchOne(FlatBook.self, where: .equal("uuid", key), loading: .all(depth: 1)).map {
+                    "\($0.uuid) \($0.author?.name ?? "-")"
+                }
             }
             let userKeys = (0..<24).map { _ in random.chance(0.2) ? UUID() : random.pick(users) }
             try await Self.compare(userKeys, service, alone, log) { db, key in
-                try await db.fetch(ReviewModel.self, where: .equal("userID", key), sortedBy: [.ascending("createdAt"), .ascending("content")], limit: 2).map(\.uuid)
+                try await db.fetch(
+                    ReviewModel.self, where: .equal("userID", key), sortedBy: [.ascending("createdAt"), .ascending("content")], limit: 2
+                ).map(\.uuid)
             }
         }
     }
@@ -91,7 +99,8 @@ import Testing
                 for round in 0..<200 {
                     let book = books[round % books.count]
                     group.addTask {
-                        let reviews = try await service.fetch(ReviewModel.self, where: .equal("bookID", book), sortedBy: [.ascending("createdAt")])
+                        let reviews = try await service.fetch(
+                            ReviewModel.self, where: .equal("bookID", book), sortedBy: [.ascending("createdAt")])
                         #expect(reviews.allSatisfy { $0.bookID == book }, "round \(round)")
                     }
                 }
@@ -126,7 +135,9 @@ import Testing
             let killer = Task {
                 for _ in 0..<5 {
                     try? await Task.sleep(for: .milliseconds(20))
-                    _ = try? await service.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+                    _ = try? await service.query(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                    )
                 }
             }
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -170,7 +181,8 @@ import Testing
 /// The book store on a service with `configure` applied, and a second service on the same database with read
 /// coalescing off (what each call alone answers).
 func withBookstoreService<T>(
-    configure: @escaping (inout PostgresService.Configuration) -> Void, _ body: (PostgresService, StatementLog, PostgresService) async throws -> T
+    configure: @escaping (inout PostgresService.Configuration) -> Void,
+    _ body: (PostgresService, StatementLog, PostgresService) async throws -> T
 ) async throws -> T {
     try await withTables(pool: PoolOptions(maxConnections: 8), configure: configure) { service, log in
         _ = try await Migrator(service: service, migrations: try MigrationSet(directory: repositoryMigrations)).migrate()

@@ -17,7 +17,11 @@ private struct Pulse: StoredModel {
 }
 
 /// A server restart while coalesced batches are being written: a server of its own, restarted with `pg_ctl`.
-@Suite(.serialized, .tags(.timed), .timeLimit(.minutes(2)), .enabled(if: ProcessInfo.processInfo.environment["DATABASE_URL"] == nil, "the server to restart is started next to the local cluster; DATABASE_URL is set"))
+@Suite(
+    .serialized, .tags(.timed), .timeLimit(.minutes(2)),
+    .enabled(
+        if: ProcessInfo.processInfo.environment["DATABASE_URL"] == nil,
+        "the server to restart is started next to the local cluster; DATABASE_URL is set"))
 struct CoalescedWriteRestartTests {
     private struct Outcome {
         let key: UUID
@@ -77,7 +81,9 @@ struct CoalescedWriteRestartTests {
             let all = flags.outcomes.withLock { $0 }
             let written = all.filter(\.written)
             let failed = all.filter { $0.error != nil }
-            print("restart mid-batch: \(written.count) calls written (\(written.filter { !$0.afterRestart }.count) before the restart returned), \(failed.count) failed: \(Set(failed.compactMap(\.error)))")
+            print(
+                "restart mid-batch: \(written.count) calls written (\(written.filter { !$0.afterRestart }.count) before the restart returned), \(failed.count) failed: \(Set(failed.compactMap(\.error)))"
+            )
             let neither = all.filter { !$0.written && $0.error == nil }
             #expect(neither.isEmpty, "each caller either inserted its row or got an error; others got \(neither.map(\.result))")
             #expect(!failed.isEmpty, "the restart reached calls under way")

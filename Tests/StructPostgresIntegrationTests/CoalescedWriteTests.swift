@@ -5,7 +5,8 @@ import Testing
 
 private struct Reading: StoredModel, Equatable {
     static let table = "readings"
-    static let create = "CREATE TABLE readings (uuid uuid PRIMARY KEY, value integer NOT NULL CONSTRAINT value_not_negative CHECK (value >= 0), note text)"
+    static let create =
+        "CREATE TABLE readings (uuid uuid PRIMARY KEY, value integer NOT NULL CONSTRAINT value_not_negative CHECK (value >= 0), note text)"
     var uuid: UUID
     var value: Int
     var note: String?
@@ -99,7 +100,8 @@ private struct ProbeEntity: EntityProtocol {
 
     private func holdWrite(_ service: PostgresService, _ options: UpsertOptions = .upsert) async throws -> HeldWrite<Reading> {
         let blocker = Reading(uuid: UUID(), value: 0)
-        return try await holdWrite(service, stored: blocker, then: Reading(uuid: blocker.uuid, value: 1), options, lock: Self.locking(blocker.uuid))
+        return try await holdWrite(
+            service, stored: blocker, then: Reading(uuid: blocker.uuid, value: 1), options, lock: Self.locking(blocker.uuid))
     }
 
     /// `stored` written, its row locked by `lock`, then a call writing `then` (the same key) held behind the lock.
@@ -119,8 +121,10 @@ private struct ProbeEntity: EntityProtocol {
     }
 
     /// Starts the calls one after another, each once the one before it waits in the lane: their arrival order.
-    private func queue<Model: StoredModel>(_ readings: [Model], behind lane: CoalescingLane<Model, UpsertResult>, _ service: PostgresService,
-                                           options: UpsertOptions = .upsert) async throws -> [Task<UpsertResult, any Error>] {
+    private func queue<Model: StoredModel>(
+        _ readings: [Model], behind lane: CoalescingLane<Model, UpsertResult>, _ service: PostgresService,
+        options: UpsertOptions = .upsert
+    ) async throws -> [Task<UpsertResult, any Error>] {
         var calls: [Task<UpsertResult, any Error>] = []
         for reading in readings {
             let before = lane.load.waiting
@@ -137,7 +141,8 @@ private struct ProbeEntity: EntityProtocol {
     private func isCoalesced(_ sql: String) -> Bool { sql.contains("structpg_row") }
 
     @Test func aThousandConcurrentCallersAreAllWrittenInFewStatementsEachWithItsOwnResult() async throws {
-        try await withTables(Reading.create, pool: PoolOptions(maxConnections: 8), configure: { $0.coalescing = WriteCoalescing() }) { service, log in
+        try await withTables(Reading.create, pool: PoolOptions(maxConnections: 8), configure: { $0.coalescing = WriteCoalescing() }) {
+            service, log in
             let existing = (0..<500).map { Reading(uuid: UUID(), value: $0) }
             try await service.update(entities: existing)
             log.reset()
@@ -233,10 +238,11 @@ private struct ProbeEntity: EntityProtocol {
 
             var results: [UpsertResult] = []
             for call in calls { results.append(try await call.value) }
-            #expect(results == [
-                UpsertResult(inserted: 1), UpsertResult(inserted: 1), UpsertResult(updated: 1), UpsertResult(unchanged: 1),
-                UpsertResult(updated: 1),
-            ])
+            #expect(
+                results == [
+                    UpsertResult(inserted: 1), UpsertResult(inserted: 1), UpsertResult(updated: 1), UpsertResult(unchanged: 1),
+                    UpsertResult(updated: 1),
+                ])
             let rows = try await stored(service)
             #expect(rows[key] == readings[4])
             #expect(rows[other.uuid] == other)
@@ -344,7 +350,9 @@ private struct ProbeEntity: EntityProtocol {
         try await withTables(Reading.create, configure: Self.heldUntilWritten) { service, _ in
             let held = try await holdWrite(service)
             let lane = held.lane
-            let readings = [Reading(uuid: UUID(), value: 1), Reading(uuid: UUID(), value: 2, note: "nul\u{0}byte"), Reading(uuid: UUID(), value: 3)]
+            let readings = [
+                Reading(uuid: UUID(), value: 1), Reading(uuid: UUID(), value: 2, note: "nul\u{0}byte"), Reading(uuid: UUID(), value: 3),
+            ]
             let calls = try await queue(readings, behind: lane, service)
             _ = try await held.release()
             #expect(try await calls[0].value == UpsertResult(inserted: 1))

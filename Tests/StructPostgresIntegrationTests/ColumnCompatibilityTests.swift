@@ -108,7 +108,9 @@ private struct Measure: StoredModel, Equatable {
             var value: Double
         }
         try await withTables("CREATE TABLE readings (uuid uuid PRIMARY KEY, value double precision NOT NULL)") { service, _ in
-            let kept = [Reading(uuid: UUID(), value: .nan), Reading(uuid: UUID(), value: .infinity), Reading(uuid: UUID(), value: -.infinity)]
+            let kept = [
+                Reading(uuid: UUID(), value: .nan), Reading(uuid: UUID(), value: .infinity), Reading(uuid: UUID(), value: -.infinity),
+            ]
             try await service.update(entities: kept)
             let read = try await service.fetch(Reading.self)
             let byID = Dictionary(uniqueKeysWithValues: read.map { ($0.uuid, $0.value) })
@@ -127,19 +129,21 @@ private struct Measure: StoredModel, Equatable {
             var asDecimal: Decimal?
             var asInt: Int?
         }
-        let create = "CREATE TABLE amounts (uuid uuid PRIMARY KEY, name text UNIQUE NOT NULL, as_double numeric, as_decimal numeric, as_int numeric)"
+        let create =
+            "CREATE TABLE amounts (uuid uuid PRIMARY KEY, name text UNIQUE NOT NULL, as_double numeric, as_decimal numeric, as_int numeric)"
         try await withTables(create) { service, _ in
             // 1e308 and 5e-324 (the least nonzero Double) written through the library: a numeric column holds them, Decimal cannot.
             try await service.update(entities: [
                 Amount(uuid: UUID(), name: "huge", asDouble: 1e308), Amount(uuid: UUID(), name: "tiny", asDouble: .leastNonzeroMagnitude),
             ])
-            try await service.execute(unsafeSQL: """
-                INSERT INTO amounts VALUES
-                  (gen_random_uuid(), 'exact', 1e120, 12345678901234567890123456789012345678, 12.00),
-                  (gen_random_uuid(), 'long', NULL, 123456789012345678901234567890123456789012345, NULL),
-                  (gen_random_uuid(), 'big', NULL, 1e200, NULL),
-                  (gen_random_uuid(), 'fraction', NULL, NULL, 12.50)
-                """)
+            try await service.execute(
+                unsafeSQL: """
+                    INSERT INTO amounts VALUES
+                      (gen_random_uuid(), 'exact', 1e120, 12345678901234567890123456789012345678, 12.00),
+                      (gen_random_uuid(), 'long', NULL, 123456789012345678901234567890123456789012345, NULL),
+                      (gen_random_uuid(), 'big', NULL, 1e200, NULL),
+                      (gen_random_uuid(), 'fraction', NULL, NULL, 12.50)
+                    """)
             let read = try await service.fetch(Amount.self, where: .format("name IN {'huge', 'tiny', 'exact'}"))
             let byName = Dictionary(uniqueKeysWithValues: read.map { ($0.name, $0) })
             #expect(byName["huge"]?.asDouble == 1e308)
@@ -147,9 +151,15 @@ private struct Measure: StoredModel, Equatable {
             #expect(byName["exact"]?.asDouble == 1e120)
             #expect(byName["exact"]?.asDecimal == Decimal(string: "12345678901234567890123456789012345678"))
             #expect(byName["exact"]?.asInt == 12)
-            for (name, column, type) in [("long", "as_decimal", "Decimal"), ("big", "as_decimal", "Decimal"), ("fraction", "as_int", "Int")] {
-                let error = await #expect(throws: StructPostgresError.self) { try await service.fetch(Amount.self, where: .format("name == %@", name)) }
-                #expect(error?.message.contains("column '\(column)' of table 'amounts' cannot be decoded as") == true, "\(String(describing: error))")
+            for (name, column, type) in [
+                ("long", "as_decimal", "Decimal"), ("big", "as_decimal", "Decimal"), ("fraction", "as_int", "Int"),
+            ] {
+                let error = await #expect(throws: StructPostgresError.self) {
+                    try await service.fetch(Amount.self, where: .format("name == %@", name))
+                }
+                #expect(
+                    error?.message.contains("column '\(column)' of table 'amounts' cannot be decoded as") == true,
+                    "\(String(describing: error))")
                 #expect(error?.message.contains(type) == true)
             }
         }
@@ -163,7 +173,9 @@ private struct Measure: StoredModel, Equatable {
             var code: String
             var name: String
         }
-        try await withTables("CREATE TABLE coded (uuid uuid PRIMARY KEY, code text NOT NULL, name text NOT NULL, UNIQUE (code) INCLUDE (name))") { service, _ in
+        try await withTables(
+            "CREATE TABLE coded (uuid uuid PRIMARY KEY, code text NOT NULL, name text NOT NULL, UNIQUE (code) INCLUDE (name))"
+        ) { service, _ in
             try await service.update(entities: [Coded(uuid: UUID(), code: "A", name: "first")])
             let result = try await service.update(entities: [Coded(uuid: UUID(), code: "A", name: "second")], options: .updating("name"))
             #expect(result == UpsertResult(updated: 1))

@@ -40,7 +40,9 @@ private let deferredSchema = """
         #expect(error?.code == .foreignKeyViolation, "\(error.map { "\($0)" } ?? "no error")", sourceLocation: sourceLocation)
         #expect(error?.constraint == "manuscripts_writer_id_fkey", sourceLocation: sourceLocation)
         let said = error?.message ?? ""
-        #expect(said.contains("nothing was stored") || said.contains("nothing was written"), "\(error.map { "\($0)" } ?? "no error")", sourceLocation: sourceLocation)
+        #expect(
+            said.contains("nothing was stored") || said.contains("nothing was written"), "\(error.map { "\($0)" } ?? "no error")",
+            sourceLocation: sourceLocation)
     }
 
     private func orphan() -> Manuscript { Manuscript(uuid: UUID(), title: "orphan", writerID: UUID()) }
@@ -76,7 +78,9 @@ private let deferredSchema = """
             try await service.update(entities: [Manuscript(uuid: UUID(), title: "m", writerID: writer.uuid)])
             let one = await #expect(throws: StructPostgresError.self) { try await service.delete(entities: [writer]) }
             #expect(one?.code == .foreignKeyViolation, "\(one.map { "\($0)" } ?? "")")
-            let all = await #expect(throws: StructPostgresError.self) { try await service.deleteAll(Writer.self, where: .format("name == %@", "W")) }
+            let all = await #expect(throws: StructPostgresError.self) {
+                try await service.deleteAll(Writer.self, where: .format("name == %@", "W"))
+            }
             #expect(all?.code == .foreignKeyViolation, "\(all.map { "\($0)" } ?? "")")
             #expect(try await rowCount("writers", service) == 1)
         }
@@ -105,7 +109,9 @@ private let deferredSchema = """
             let results = await withTaskGroup(of: StructPostgresError?.self) { group in
                 for model in good + [orphan()] {
                     group.addTask {
-                        do { _ = try await service.update(entities: [model]); return nil } catch let error as StructPostgresError { return error } catch { return nil }
+                        do { _ = try await service.update(entities: [model]); return nil } catch let error as StructPostgresError {
+                            return error
+                        } catch { return nil }
                     }
                 }
                 var errors: [StructPostgresError] = []
@@ -122,12 +128,16 @@ private let deferredSchema = """
     @Test func aMigrationOutsideATransactionThatBreaksADeferredConstraintFailsAndIsNotRecorded() async throws {
         try await withDeferredTables { (service: PostgresService) async throws in
             let migrations = try MigrationSet([
-                Migration(fileName: "0001_orphan.sql", text: """
-                    -- migrate:up transaction:false
-                    INSERT INTO manuscripts VALUES (gen_random_uuid(), 'orphan', gen_random_uuid());
-                    """)
+                Migration(
+                    fileName: "0001_orphan.sql",
+                    text: """
+                        -- migrate:up transaction:false
+                        INSERT INTO manuscripts VALUES (gen_random_uuid(), 'orphan', gen_random_uuid());
+                        """)
             ])
-            let error = await #expect(throws: StructPostgresError.self) { try await Migrator(service: service, migrations: migrations).migrate() }
+            let error = await #expect(throws: StructPostgresError.self) {
+                try await Migrator(service: service, migrations: migrations).migrate()
+            }
             #expect(error?.code == .migrationFailed, "\(error.map { "\($0)" } ?? "")")
             #expect(error?.sqlState == "23503")
             #expect(try await rowCount("manuscripts", service) == 0)
@@ -163,14 +173,14 @@ private let deferredSchema = """
     @Test(.serialized, arguments: [false, true])
     func theFallbackConfirmsTheCommitToo(watched: Bool) async throws {
         try await ReadyForQueryWatcher.$forceFallback.withValue(!watched) {
-        try await withDeferredTables { (service: PostgresService) async throws in
-            let error = await #expect(throws: StructPostgresError.self) { try await service.update(entities: [orphan()]) }
-            #expect(error?.code == (watched ? .foreignKeyViolation : .connectionLost), "\(error.map { "\($0)" } ?? "")")
-            #expect(try await rowCount("manuscripts", service) == 0)
-            let writer = Writer(uuid: UUID(), name: "W")
-            try await service.update(entities: [writer])
-            #expect(try await service.fetch(Writer.self) == [writer])
-        }
+            try await withDeferredTables { (service: PostgresService) async throws in
+                let error = await #expect(throws: StructPostgresError.self) { try await service.update(entities: [orphan()]) }
+                #expect(error?.code == (watched ? .foreignKeyViolation : .connectionLost), "\(error.map { "\($0)" } ?? "")")
+                #expect(try await rowCount("manuscripts", service) == 0)
+                let writer = Writer(uuid: UUID(), name: "W")
+                try await service.update(entities: [writer])
+                #expect(try await service.fetch(Writer.self) == [writer])
+            }
         }
     }
 }
@@ -183,11 +193,15 @@ private let deferredSchema = """
         let database = try await TestDatabase.create()
         defer { Task { try await database.drop() } }
         let configuration = PostgresService.Configuration(connection: database.settings)
-        try await PostgresService.withService(configuration: configuration) { service in try await service.execute(unsafeSQL: deferredSchema) }
+        try await PostgresService.withService(configuration: configuration) { service in
+            try await service.execute(unsafeSQL: deferredSchema)
+        }
         try await PostgresService.withService(configuration: configuration) { service in
             let reported: Bool = try await service.withConnection { connection in
                 do {
-                    _ = try await connection.query("INSERT INTO manuscripts VALUES (gen_random_uuid(), 'x', gen_random_uuid())", logger: .init(label: "canary")).get()
+                    _ = try await connection.query(
+                        "INSERT INTO manuscripts VALUES (gen_random_uuid(), 'x', gen_random_uuid())", logger: .init(label: "canary")
+                    ).get()
                     return true
                 } catch {
                     return false

@@ -13,9 +13,12 @@ import Testing
 
     /// With a version, every increment lands: a write at a stale version fails and the task reads and tries again.
     @Test(arguments: [false, true]) func withAVersionNoIncrementIsLost(coalesced: Bool) async throws {
-        try await withTables(VersionedTally.create, pool: PoolOptions(maxConnections: 8), configure: { configuration in
-            configuration.coalescing = coalesced ? WriteCoalescing() : nil  // on by default
-        }) { service, _ in
+        try await withTables(
+            VersionedTally.create, pool: PoolOptions(maxConnections: 8),
+            configure: { configuration in
+                configuration.coalescing = coalesced ? WriteCoalescing() : nil  // on by default
+            }
+        ) { service, _ in
             let ids = (0..<Self.counters).map { _ in UUID() }
             try await service.update(entities: ids.map { VersionedTally(uuid: $0, label: "counter", value: 0) })
             let retries = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -30,9 +33,12 @@ import Testing
             }
             let stored = try await storedTallies(service)
             let expected = Self.tasks * Self.steps / Self.counters
-            #expect(ids.allSatisfy { stored[$0]?.value == expected }, "every counter at \(expected): \(ids.map { stored[$0]?.value ?? -1 })")
+            #expect(
+                ids.allSatisfy { stored[$0]?.value == expected }, "every counter at \(expected): \(ids.map { stored[$0]?.value ?? -1 })")
             #expect(ids.allSatisfy { stored[$0]?.version == expected + 1 }, "one version per increment")
-            print("ConcurrentEditTests: with a version\(coalesced ? ", coalesced" : ""): every counter at \(expected), \(retries) retries after a conflict for \(Self.tasks * Self.steps) increments")
+            print(
+                "ConcurrentEditTests: with a version\(coalesced ? ", coalesced" : ""): every counter at \(expected), \(retries) retries after a conflict for \(Self.tasks * Self.steps) increments"
+            )
         }
     }
 

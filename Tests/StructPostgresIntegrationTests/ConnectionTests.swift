@@ -144,10 +144,13 @@ enum TestServer {
         #expect(!quietText.contains("secret-title-1"))
 
         let loud = CapturedLogs()
-        try await withTables(BookSchema.create, configure: {
-            $0.logger = loud.makeLogger()
-            $0.logBoundValues = true
-        }) { service, _ in
+        try await withTables(
+            BookSchema.create,
+            configure: {
+                $0.logger = loud.makeLogger()
+                $0.logBoundValues = true
+            }
+        ) { service, _ in
             let result = try await service.update(entities: [Novel(uuid: UUID(), title: "visible-title-2", price: 1, publisher: nil)])
             #expect(result.inserted == 1)
         }
@@ -155,7 +158,8 @@ enum TestServer {
     }
 
     @Test func serverDetailIsKeptOnlyWhenValuesMayBeShown() async throws {
-        let schema = "CREATE TABLE books (uuid uuid PRIMARY KEY, title text UNIQUE, price double precision NOT NULL DEFAULT 0, publisher text, author_id uuid)"
+        let schema =
+            "CREATE TABLE books (uuid uuid PRIMARY KEY, title text UNIQUE, price double precision NOT NULL DEFAULT 0, publisher text, author_id uuid)"
         for reveal in [false, true] {
             try await withTables(schema, configure: { $0.logBoundValues = reveal }) { service, _ in
                 try await service.update(entities: [Novel(uuid: UUID(), title: "dup-value", price: 1, publisher: nil)])
@@ -169,14 +173,18 @@ enum TestServer {
     }
 
     @Test func aTraceLoggerShowsNoValuesUnlessAskedFor() async throws {
-        let schema = "CREATE TABLE books (uuid uuid PRIMARY KEY, title text UNIQUE, price double precision NOT NULL DEFAULT 0, publisher text, author_id uuid)"
+        let schema =
+            "CREATE TABLE books (uuid uuid PRIMARY KEY, title text UNIQUE, price double precision NOT NULL DEFAULT 0, publisher text, author_id uuid)"
         for reveal in [false, true] {
             let logs = CapturedLogs()
-            try await withTables(schema, configure: {
-                $0.logger = logs.makeLogger()
-                $0.logger.logLevel = .trace
-                $0.logBoundValues = reveal
-            }) { service, _ in
+            try await withTables(
+                schema,
+                configure: {
+                    $0.logger = logs.makeLogger()
+                    $0.logger.logLevel = .trace
+                    $0.logBoundValues = reveal
+                }
+            ) { service, _ in
                 try await service.update(entities: [Novel(uuid: UUID(), title: "traced-value", price: 1, publisher: nil)])
                 await #expect(throws: StructPostgresError.self) {
                     try await service.update(entities: [Novel(uuid: UUID(), title: "traced-value", price: 1, publisher: nil)])

@@ -31,7 +31,8 @@ private struct TimedTally: StoredModel, Equatable {
     }
 
     private func backends(running marker: String, _ service: PostgresService) async throws -> Int {
-        let rows = try await service.query("""
+        let rows = try await service.query(
+            """
             SELECT count(*) FROM pg_stat_activity
             WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'active' AND query LIKE '%' || \(marker) || '%'
             """)
@@ -50,7 +51,9 @@ private struct TimedTally: StoredModel, Equatable {
         try await withTables(Self.schema) { (service: PostgresService, _: StatementLog) async throws in
             for timeout in [Duration.milliseconds(150), .milliseconds(400), .seconds(1)] {
                 let (error, late) = await timed(timeout) {
-                    try await PostgresService.withTimeout(timeout) { _ = try await service.query("SELECT pg_sleep(5) AS structpg_deadline_sleep") }
+                    try await PostgresService.withTimeout(timeout) {
+                        _ = try await service.query("SELECT pg_sleep(5) AS structpg_deadline_sleep")
+                    }
                 }
                 print("a statement with a \(timeout) deadline ended \(late) after it")
                 #expect(error?.code == .deadlineExceeded, "\(String(describing: error))")
@@ -117,7 +120,9 @@ private struct TimedTally: StoredModel, Equatable {
         try await withTables(Self.schema) { service, _ in
             _ = try await service.count(TimedTally.self)
             let error = await #expect(throws: StructPostgresError.self) {
-                try await PostgresService.withDeadline(.now - .seconds(1)) { try await service.update(entities: [TimedTally(uuid: UUID(), count: 1)]) }
+                try await PostgresService.withDeadline(.now - .seconds(1)) {
+                    try await service.update(entities: [TimedTally(uuid: UUID(), count: 1)])
+                }
             }
             #expect(error?.code == .deadlineExceeded)
             #expect(error?.message.contains("not sent") == true, "\(String(describing: error))")
@@ -196,7 +201,9 @@ private struct TimedTally: StoredModel, Equatable {
             }
             _ = try? await locker.value
             for (name, error, late) in outcomes.list.withLock({ $0 }) {
-                print("\(name) under a 300 ms deadline, the table locked: ended \(late) after it, \(error.map { "\($0.code)" } ?? "succeeded")")
+                print(
+                    "\(name) under a 300 ms deadline, the table locked: ended \(late) after it, \(error.map { "\($0.code)" } ?? "succeeded")"
+                )
                 #expect(error?.code == .deadlineExceeded, "\(name): \(String(describing: error))")
                 #expect(late < Self.tolerance, "\(name) ended \(late) after its deadline")
             }

@@ -123,14 +123,17 @@ struct EndedSessionTests {
             var waiting = false
             for _ in 0..<100 where !waiting {
                 try await Task.sleep(for: .milliseconds(50))
-                let rows = try await admin.query("SELECT count(*) FROM pg_stat_activity WHERE pid = \(pid) AND wait_event = 'PgSleep'", logger: Logger(label: "admin")).get().rows
+                let rows = try await admin.query(
+                    "SELECT count(*) FROM pg_stat_activity WHERE pid = \(pid) AND wait_event = 'PgSleep'", logger: Logger(label: "admin")
+                ).get().rows
                 waiting = try rows[0].decode(Int.self) == 1
             }
             #expect(waiting, "the statement is running")
             _ = try await admin.query("SELECT pg_terminate_backend(\(pid), 10000)", logger: Logger(label: "admin")).get()
             let error = await #expect(throws: StructPostgresError.self) { try await running.value }
             #expect(error?.sqlState == "57P01")
-            #expect(error.map { SendAgain(failure: .init($0), stage: .running(bodyStarted: true), delivery: $0.delivery).neverRan } == false)
+            #expect(
+                error.map { SendAgain(failure: .init($0), stage: .running(bodyStarted: true), delivery: $0.delivery).neverRan } == false)
             #expect(try await service.query("SELECT last_value FROM attempts")[0].decode(Int.self) == 1, "sent once")
         }
     }

@@ -12,7 +12,11 @@ import Glibc
 /// Failover and switchover under a steady load of writes, against a real primary and a synchronous standby started
 /// by the test: no write the service acknowledged is missing from the host that takes over, and writes refused by
 /// a former primary during a switchover are sent again to the new one.
-@Suite(.serialized, .tags(.timed), .enabled(if: ProcessInfo.processInfo.environment["DATABASE_URL"] == nil, "the servers are started next to the local cluster; DATABASE_URL is set"))
+@Suite(
+    .serialized, .tags(.timed),
+    .enabled(
+        if: ProcessInfo.processInfo.environment["DATABASE_URL"] == nil,
+        "the servers are started next to the local cluster; DATABASE_URL is set"))
 struct FailoverTests {
     /// Runs of the failover (each a new pair of servers): `STRUCTPG_FAILOVER_RUNS`, 5 by default.
     static let runs = Int(ProcessInfo.processInfo.environment["STRUCTPG_FAILOVER_RUNS"] ?? "") ?? 5
@@ -25,7 +29,9 @@ struct FailoverTests {
         }
     }
 
-    private static func value<T: PostgresDecodable & Sendable>(_ settings: ConnectionSettings, _ sql: String, as type: T.Type) async throws -> T? {
+    private static func value<T: PostgresDecodable & Sendable>(_ settings: ConnectionSettings, _ sql: String, as type: T.Type) async throws
+        -> T?
+    {
         var configuration = PostgresService.Configuration(connection: settings, pool: PoolOptions(maxConnections: 1))
         configuration.preparesStatements = false
         return try await PostgresService.withService(configuration: configuration) { service in
@@ -41,18 +47,22 @@ struct FailoverTests {
         let standby = try primary.startReplica()
         defer { standby.stop() }
         // The throwaway cluster runs with synchronous_commit off on its command line: a role's setting overrides it.
-        try await Self.admin(primary.settings,
+        try await Self.admin(
+            primary.settings,
             "ALTER ROLE postgres SET synchronous_commit = on",
             "ALTER SYSTEM SET synchronous_standby_names = '*'",
             "SELECT pg_reload_conf()")
         var synchronous = false
         for _ in 0..<300 where !synchronous {
-            synchronous = try await Self.value(primary.settings, "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'", as: Int64.self) == 1
+            synchronous =
+                try await Self.value(primary.settings, "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'", as: Int64.self)
+                == 1
             if !synchronous { try await Task.sleep(for: .milliseconds(20)) }
         }
         try #require(synchronous, "the standby became synchronous")
         let (p, s) = (primary.settings, standby.settings)
-        let url = "postgres://postgres:\(p.password ?? "")@127.0.0.1:\(p.port),127.0.0.1:\(s.port)/postgres?sslmode=disable&target_session_attrs=read-write"
+        let url =
+            "postgres://postgres:\(p.password ?? "")@127.0.0.1:\(p.port),127.0.0.1:\(s.port)/postgres?sslmode=disable&target_session_attrs=read-write"
         try await body(primary, standby, url)
     }
 
@@ -79,7 +89,8 @@ struct FailoverTests {
         var report: [String] = []
         for run in 1...Self.runs {
             try await withSynchronousPair { primary, standby, url in
-                var configuration = PostgresService.Configuration(connection: try ConnectionSettings(url: url), pool: PoolOptions(maxConnections: 8))
+                var configuration = PostgresService.Configuration(
+                    connection: try ConnectionSettings(url: url), pool: PoolOptions(maxConnections: 8))
                 configuration.pool.acquireTimeout = .seconds(20)
                 try await PostgresService.withService(configuration: configuration) { service in
                     let writers = AcknowledgedWriters { Tally(uuid: $0, count: 1) }
@@ -97,8 +108,12 @@ struct FailoverTests {
                     let acknowledged = writers.keys
                     let stored = try await service.query("SELECT uuid FROM tallies").map { try $0.decode(UUID.self) }
                     let lost = Set(acknowledged).subtracting(stored)
-                    report.append("run \(run): \(acknowledged.count) acknowledged (\(beforeCrash) before the crash), \(lost.count) lost, \(writers.failures.withLock { $0.count }) failed calls")
-                    #expect(lost.isEmpty, "run \(run): \(lost.count) of \(acknowledged.count) acknowledged writes are not on the promoted standby")
+                    report.append(
+                        "run \(run): \(acknowledged.count) acknowledged (\(beforeCrash) before the crash), \(lost.count) lost, \(writers.failures.withLock { $0.count }) failed calls"
+                    )
+                    #expect(
+                        lost.isEmpty,
+                        "run \(run): \(lost.count) of \(acknowledged.count) acknowledged writes are not on the promoted standby")
                     #expect(acknowledged.count > beforeCrash, "run \(run): writes went on against the promoted standby")
                 }
             }
@@ -108,7 +123,8 @@ struct FailoverTests {
 
     @Test func writesRefusedByAFormerPrimaryDuringASwitchoverAreSentToTheNewOne() async throws {
         try await withSynchronousPair { primary, standby, url in
-            var configuration = PostgresService.Configuration(connection: try ConnectionSettings(url: url), pool: PoolOptions(maxConnections: 8))
+            var configuration = PostgresService.Configuration(
+                connection: try ConnectionSettings(url: url), pool: PoolOptions(maxConnections: 8))
             configuration.pool.acquireTimeout = .seconds(20)
             try await PostgresService.withService(configuration: configuration) { service in
                 let writers = AcknowledgedWriters { Tally(uuid: $0, count: 1) }
@@ -116,7 +132,8 @@ struct FailoverTests {
                 try await Task.sleep(for: .milliseconds(500))
                 // A planned switchover: the primary turns read-only (writes now fail with 25006), the standby
                 // catches up and is promoted.
-                try await Self.admin(primary.settings,
+                try await Self.admin(
+                    primary.settings,
                     "ALTER SYSTEM SET default_transaction_read_only = on", "ALTER SYSTEM SET synchronous_standby_names = ''",
                     "SELECT pg_reload_conf()")
                 try await Task.sleep(for: .milliseconds(500))
@@ -129,7 +146,9 @@ struct FailoverTests {
                 let acknowledged = writers.keys
                 let onNew = try await Self.value(standby.settings, "SELECT count(*) FROM tallies", as: Int64.self)
                 let onOld = try await Self.value(primary.settings, "SELECT count(*) FROM tallies", as: Int64.self)
-                #expect(Int(onNew ?? 0) >= acknowledged.count && (onNew ?? 0) > (onOld ?? 0), "writes reached the promoted standby after the switchover")
+                #expect(
+                    Int(onNew ?? 0) >= acknowledged.count && (onNew ?? 0) > (onOld ?? 0),
+                    "writes reached the promoted standby after the switchover")
                 let stored = Set(try await service.query("SELECT uuid FROM tallies").map { try $0.decode(UUID.self) })
                 #expect(Set(acknowledged).isSubset(of: stored))
             }

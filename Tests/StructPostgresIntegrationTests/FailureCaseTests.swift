@@ -6,7 +6,7 @@ import Testing
 /// Failures that come from the server or the connection rather than from the values written.
 @Suite struct FailureCaseTests {
     @Test func aRollbackOfNoStepsIsRefusedByName() async throws {
-        try await withTables() { service, _ in
+        try await withTables { service, _ in
             let migrator = Migrator(service: service, migrations: try MigrationSet(directory: repositoryMigrations))
             for steps in [0, -3] {
                 let error = await #expect(throws: StructPostgresError.self) { try await migrator.rollback(steps: steps) }
@@ -62,7 +62,7 @@ import Testing
     }
 
     @Test func aFailingScriptNamesTheStatementLine() async throws {
-        try await withTables() { service, _ in
+        try await withTables { service, _ in
             let error = await #expect(throws: StructPostgresError.self) {
                 try await service.execute(unsafeSQL: "CREATE TABLE a (x int);\n\nCREATE TABLE b (y nosuchtype);")
             }

@@ -68,7 +68,8 @@ import Testing
             }
             func statementsWaitingForTheLock() async throws -> Int64 {
                 let rows = try await service.query(
-                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'SELECT%books%'")
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'SELECT%books%'"
+                )
                 return try rows[0].decode(Int64.self)
             }
             // Cancelled once its query waits for the lock on the server, not while it leases a connection.
@@ -82,7 +83,9 @@ import Testing
             // (Released after 10 s all the same, so that a cancellation that does nothing fails the test, not hangs it.)
             let cancelled = ContinuousClock.now
             reader.cancel()
-            let valve = Task { try await Task.sleep(for: .seconds(10)); unlockNow.yield() }
+            let valve = Task {
+                try await Task.sleep(for: .seconds(10)); unlockNow.yield()
+            }
             let outcome = await reader.result
             valve.cancel()
             #expect(cancelled.duration(to: .now) < .seconds(5), "the cancelled fetch ended only when the lock was released")

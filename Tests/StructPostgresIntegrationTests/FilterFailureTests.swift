@@ -43,8 +43,9 @@ struct FilterFailureTests {
                     log.reset()
                     let error = await #expect(throws: StructPostgresError.self, "\(verb), \(spelling)") { try await run(service, filter) }
                     #expect(error?.message.contains(names) == true, "\(verb), \(spelling): \(error?.message ?? "no error")")
-                    #expect(log.all.filter { !$0.hasPrefix("SELECT") || $0.contains("books") }.isEmpty,
-                            "\(verb), \(spelling): nothing was sent: \(log.all)")
+                    #expect(
+                        log.all.filter { !$0.hasPrefix("SELECT") || $0.contains("books") }.isEmpty,
+                        "\(verb), \(spelling): nothing was sent: \(log.all)")
                 }
             }
         }
@@ -56,9 +57,13 @@ struct FilterFailureTests {
             for (spelling, filter, names) in Self.broken {
                 let fetchError = await #expect(throws: StructPostgresError.self) { try await service.fetch(BookModel.self, where: filter) }
                 let stream = service.stream(BookModel.self, where: filter)
-                let streamError = await #expect(throws: StructPostgresError.self, "stream, \(spelling)") { try await Self.first(of: stream) }
+                let streamError = await #expect(throws: StructPostgresError.self, "stream, \(spelling)") {
+                    try await Self.first(of: stream)
+                }
                 let observation = service.observe(BookModel.self, where: filter)
-                let observeError = await #expect(throws: StructPostgresError.self, "observe, \(spelling)") { try await Self.first(of: observation) }
+                let observeError = await #expect(throws: StructPostgresError.self, "observe, \(spelling)") {
+                    try await Self.first(of: observation)
+                }
                 for error in [streamError, observeError] {
                     #expect(error?.code == fetchError?.code, "\(spelling): \(String(describing: error))")
                     #expect(error?.message.contains(names) == true, "\(spelling): \(error?.message ?? "no error")")

@@ -50,16 +50,22 @@ private func snapshot(_ service: PostgresService) async throws -> [String] {
 @Suite struct ImportTests {
     @Test func codingKeysRemoteNamesAndSnakeCase() async throws {
         try await withBookstore { service, _ in
-            let authors = try await service.import(RemoteAuthor.self, from: json("""
-                [{"id": "\(ids[0])", "full_name": "Octavia Butler"}, {"id": "\(ids[1])", "full_name": "N. K. Jemisin"}]
-                """))
+            let authors = try await service.import(
+                RemoteAuthor.self,
+                from: json(
+                    """
+                    [{"id": "\(ids[0])", "full_name": "Octavia Butler"}, {"id": "\(ids[1])", "full_name": "N. K. Jemisin"}]
+                    """))
             #expect(authors.records == 2)
             #expect(authors.written.inserted == 2)
 
-            let users = try await service.import(UserModel.self, from: json("""
-                [{"id": "\(ids[2])", "name": "Gus", "avatar": "https://example.com/g.png", "role": "admin", "invited_by_id": null},
-                 {"id": "\(ids[3])", "name": "Hal", "avatar_url": null, "role": "reader", "invited_by_id": "\(ids[2])"}]
-                """), options: ImportOptions(keys: .snakeCase, remoteNames: ["id": "uuid", "avatar": "avatarURL"]))
+            let users = try await service.import(
+                UserModel.self,
+                from: json(
+                    """
+                    [{"id": "\(ids[2])", "name": "Gus", "avatar": "https://example.com/g.png", "role": "admin", "invited_by_id": null},
+                     {"id": "\(ids[3])", "name": "Hal", "avatar_url": null, "role": "reader", "invited_by_id": "\(ids[2])"}]
+                    """), options: ImportOptions(keys: .snakeCase, remoteNames: ["id": "uuid", "avatar": "avatarURL"]))
             #expect(users.written.inserted == 2)
             let stored = try await service.fetch(UserModel.self, sortedBy: [.ascending("name")], loading: .only("invitedBy"))
             #expect(stored.map(\.name) == ["Gus", "Hal"])
@@ -73,18 +79,27 @@ private func snapshot(_ service: PostgresService) async throws -> [String] {
     @Test func datesAndNumbersAreConverted() async throws {
         try await withBookstore { service, _ in
             try await service.update(entities: [BookModel(uuid: ids[0], title: "B", price: 1, publisher: nil, author: nil)])
-            let seconds = try await service.import(ReviewModel.self, from: json("""
-                [{"uuid": "\(ids[1])", "bookID": "\(ids[0])", "content": "s", "createdAt": 1700000000},
-                 {"uuid": "\(ids[2])", "bookID": "\(ids[0])", "content": "t", "createdAt": "1700000060.5"}]
-                """), options: ImportOptions(dates: .secondsSince1970))
+            let seconds = try await service.import(
+                ReviewModel.self,
+                from: json(
+                    """
+                    [{"uuid": "\(ids[1])", "bookID": "\(ids[0])", "content": "s", "createdAt": 1700000000},
+                     {"uuid": "\(ids[2])", "bookID": "\(ids[0])", "content": "t", "createdAt": "1700000060.5"}]
+                    """), options: ImportOptions(dates: .secondsSince1970))
             #expect(seconds.written.inserted == 2)
-            _ = try await service.import(ReviewModel.self, from: json("""
-                {"uuid": "\(ids[3])", "bookID": "\(ids[0])", "content": "ms", "createdAt": 1700000000123}
-                """), options: ImportOptions(dates: .millisecondsSince1970))
-            _ = try await service.import(ReviewModel.self, from: json("""
-                [{"uuid": "\(ids[4])", "bookID": "\(ids[0])", "content": "iso", "createdAt": "2024-05-01T12:00:00Z"},
-                 {"uuid": "\(ids[5])", "bookID": "\(ids[0])", "content": "iso-frac", "createdAt": "2024-05-01T14:00:00.250+02:00"}]
-                """))
+            _ = try await service.import(
+                ReviewModel.self,
+                from: json(
+                    """
+                    {"uuid": "\(ids[3])", "bookID": "\(ids[0])", "content": "ms", "createdAt": 1700000000123}
+                    """), options: ImportOptions(dates: .millisecondsSince1970))
+            _ = try await service.import(
+                ReviewModel.self,
+                from: json(
+                    """
+                    [{"uuid": "\(ids[4])", "bookID": "\(ids[0])", "content": "iso", "createdAt": "2024-05-01T12:00:00Z"},
+                     {"uuid": "\(ids[5])", "bookID": "\(ids[0])", "content": "iso-frac", "createdAt": "2024-05-01T14:00:00.250+02:00"}]
+                    """))
             let reviews = try await service.fetch(ReviewModel.self, sortedBy: [.ascending("content")], loading: .none)
             let byContent = Dictionary(uniqueKeysWithValues: reviews.map { ($0.content!, $0.createdAt.timeIntervalSince1970) })
             #expect(byContent["s"] == 1_700_000_000)
@@ -93,16 +108,20 @@ private func snapshot(_ service: PostgresService) async throws -> [String] {
             #expect(byContent["iso"] == 1_714_564_800)
             #expect(byContent["iso-frac"] == 1_714_564_800.25)
 
-            _ = try await service.import(BookModel.self, from: json("""
-                [{"uuid": "\(ids[0])", "title": "B", "price": "12.50", "publisher": null}]
-                """))
+            _ = try await service.import(
+                BookModel.self,
+                from: json(
+                    """
+                    [{"uuid": "\(ids[0])", "title": "B", "price": "12.50", "publisher": null}]
+                    """))
             #expect(try await service.fetch(BookModel.self, loading: .none)[0].price == 12.5)
         }
     }
 
     @Test func reimportingChangesNothingAndAChangedRecordUpdatesInPlace() async throws {
         try await withBookstore { service, _ in
-            let payload = json("""
+            let payload = json(
+                """
                 [{"uuid": "\(ids[0])", "name": "Ann", "role": "critic"}, {"uuid": "\(ids[1])", "name": "Bob", "role": "reader"},
                  {"uuid": "\(ids[0])", "name": "Ann", "role": "critic"}]
                 """)
@@ -123,11 +142,16 @@ private func snapshot(_ service: PostgresService) async throws -> [String] {
 
     @Test func aCompositeUniqueKeyDeduplicates() async throws {
         try await withBookstore { service, _ in
-            try await service.update(entities: [StoreModel(uuid: ids[0], brand: "S", books: [
-                BookModel(uuid: ids[1], title: "A", price: 1, publisher: nil, author: nil),
-                BookModel(uuid: ids[2], title: "B", price: 1, publisher: nil, author: nil),
-            ])])
-            let payload = json("""
+            try await service.update(entities: [
+                StoreModel(
+                    uuid: ids[0], brand: "S",
+                    books: [
+                        BookModel(uuid: ids[1], title: "A", price: 1, publisher: nil, author: nil),
+                        BookModel(uuid: ids[2], title: "B", price: 1, publisher: nil, author: nil),
+                    ])
+            ])
+            let payload = json(
+                """
                 [{"storeID": "\(ids[0])", "bookID": "\(ids[1])"}, {"storeID": "\(ids[0])", "bookID": "\(ids[1])"},
                  {"storeID": "\(ids[0])", "bookID": "\(ids[2])"}]
                 """)
@@ -141,7 +165,8 @@ private func snapshot(_ service: PostgresService) async throws -> [String] {
 
     @Test func aNestedPayloadIsStoredAsAGraph() async throws {
         try await withBookstore { service, log in
-            let payload = json("""
+            let payload = json(
+                """
                 [{"uuid": "\(ids[0])", "brand": "Nested", "books": [
                     {"uuid": "\(ids[1])", "title": "One", "price": 1, "author": {"uuid": "\(ids[3])", "name": "Writer"}},
                     {"uuid": "\(ids[2])", "title": "Two", "price": 2, "author": {"uuid": "\(ids[3])", "name": "Writer"},
@@ -159,8 +184,9 @@ private func snapshot(_ service: PostgresService) async throws -> [String] {
             #expect(store.books?[1].reviews?.map(\.content) == ["ok"])
 
             let before = try await snapshot(service)
-            let broken = json(#"[{"uuid": "\#(ids[5])", "brand": "B", "books": [{"uuid": "\#(ids[6])", "price": 1}, "#
-                + #"{"uuid": "\#(ids[7])", "price": 2, "author": {"uuid": "\#(ids[8])"}}]}]"#)
+            let broken = json(
+                #"[{"uuid": "\#(ids[5])", "brand": "B", "books": [{"uuid": "\#(ids[6])", "price": 1}, "#
+                    + #"{"uuid": "\#(ids[7])", "price": 2, "author": {"uuid": "\#(ids[8])"}}]}]"#)
             let error = await #expect(throws: StructPostgresError.self) { try await service.import(StoreModel.self, from: broken) }
             #expect(error?.message == "record [0].books[1].author.name: missing required field; nothing was imported")
             #expect(try await snapshot(service) == before)
@@ -168,13 +194,28 @@ private func snapshot(_ service: PostgresService) async throws -> [String] {
     }
 
     @Test(arguments: [
-        ("[{\"uuid\": \"\(ids[0])\", \"name\": \"A\", \"role\": \"critic\"} {\"uuid\": 1}]", "malformed JSON: expected ',' or ']' after record 0 (byte @{\"uuid\": 1})"),
-        ("[{\"uuid\": \"\(ids[0])\", \"name\": tru}]", "record [0]: malformed JSON: unexpected text where a value was expected (byte @tru}); nothing was imported"),
+        (
+            "[{\"uuid\": \"\(ids[0])\", \"name\": \"A\", \"role\": \"critic\"} {\"uuid\": 1}]",
+            "malformed JSON: expected ',' or ']' after record 0 (byte @{\"uuid\": 1})"
+        ),
+        (
+            "[{\"uuid\": \"\(ids[0])\", \"name\": tru}]",
+            "record [0]: malformed JSON: unexpected text where a value was expected (byte @tru}); nothing was imported"
+        ),
         ("[{\"uuid\": \"\(ids[0])\", \"role\": \"critic\"}]", "record [0].name: missing required field; nothing was imported"),
-        ("[{\"uuid\": \"\(ids[0])\", \"name\": [\"A\"], \"role\": \"critic\"}]", "record [0].name: expected a string, found an array; nothing was imported"),
-        ("[{\"uuid\": \"\(ids[0])\", \"name\": \"A\", \"role\": \"wizard\"}]", "record [0].role: expected a String raw value of Role, found one that is none of its cases; nothing was imported"),
+        (
+            "[{\"uuid\": \"\(ids[0])\", \"name\": [\"A\"], \"role\": \"critic\"}]",
+            "record [0].name: expected a string, found an array; nothing was imported"
+        ),
+        (
+            "[{\"uuid\": \"\(ids[0])\", \"name\": \"A\", \"role\": \"wizard\"}]",
+            "record [0].role: expected a String raw value of Role, found one that is none of its cases; nothing was imported"
+        ),
         ("[{\"uuid\": null, \"name\": \"A\", \"role\": \"critic\"}]", "record [0].uuid: expected UUID, found null; nothing was imported"),
-        ("[{\"uuid\": \"not-a-uuid\", \"name\": \"A\", \"role\": \"critic\"}]", "record [0].uuid: expected a UUID string, found a string that is not a UUID; nothing was imported"),
+        (
+            "[{\"uuid\": \"not-a-uuid\", \"name\": \"A\", \"role\": \"critic\"}]",
+            "record [0].uuid: expected a UUID string, found a string that is not a UUID; nothing was imported"
+        ),
     ])
     func badRecordsAreRefusedWithTheirPathAndNothingIsWritten(payload: String, message: String) async throws {
         try await withBookstore { service, _ in
@@ -202,7 +243,8 @@ private func snapshot(_ service: PostgresService) async throws -> [String] {
         try await withBookstore { service, _ in
             try await service.execute(unsafeSQL: "ALTER TABLE users ADD CONSTRAINT no_mallory CHECK (name <> 'Mallory')")
             let before = try await snapshot(service)
-            let payload = json(#"[{"uuid": "\#(ids[0])", "name": "A", "role": "critic"}, {"uuid": "\#(ids[1])", "name": "Mallory", "role": "reader"}]"#)
+            let payload = json(
+                #"[{"uuid": "\#(ids[0])", "name": "A", "role": "critic"}, {"uuid": "\#(ids[1])", "name": "Mallory", "role": "reader"}]"#)
             let error = await #expect(throws: StructPostgresError.self) {
                 try await service.import(UserModel.self, from: payload, options: ImportOptions(batchSize: 1))
             }
@@ -216,7 +258,8 @@ private func snapshot(_ service: PostgresService) async throws -> [String] {
     @Test func skipAndReportStoresTheGoodRecordsAndListsTheBadOnes() async throws {
         try await withBookstore { service, _ in
             try await service.execute(unsafeSQL: "ALTER TABLE users ADD CONSTRAINT no_mallory CHECK (name <> 'Mallory')")
-            let payload = json("""
+            let payload = json(
+                """
                 [{"uuid": "\(ids[0])", "name": "A", "role": "critic"},
                  {"uuid": "\(ids[1])", "role": "critic"},
                  {"uuid": "\(ids[2])", "name": "C", "role": "reader", "createdAt": 1},
@@ -225,8 +268,10 @@ private func snapshot(_ service: PostgresService) async throws -> [String] {
                  {"uuid": "\(ids[5])", "name": "F", "role": "admin"}]
                 """)
             let progress = ProgressLog()
-            let result = try await service.import(UserModel.self, from: payload, options: ImportOptions(
-                onFailure: .skipAndReport, batchSize: 4, progress: { progress.record($0) }))
+            let result = try await service.import(
+                UserModel.self, from: payload,
+                options: ImportOptions(
+                    onFailure: .skipAndReport, batchSize: 4, progress: { progress.record($0) }))
             #expect(result.records == 6)
             #expect(result.failures.map(\.index) == [1, 3, 4])
             #expect(result.failures.map(\.path) == ["[1].name", "[3]", "[4].uuid"])
@@ -240,7 +285,8 @@ private func snapshot(_ service: PostgresService) async throws -> [String] {
     @Test func failuresNameTheFieldAndTheExpectedTypeNeverTheValue() async throws {
         try await withBookstore { service, _ in
             try await service.update(entities: [BookModel(uuid: ids[0], title: "B", price: 1, publisher: nil, author: nil)])
-            let users = json("""
+            let users = json(
+                """
                 [{"uuid": "\(ids[1])", "name": "G", "role": "role-s3cr3t"},
                  {"uuid": "uuid-s3cr3t", "name": "H", "role": "admin"},
                  {"uuid": "\(ids[2])", "name": "I", "role": "admin", "avatarURL": 7}]
@@ -248,7 +294,8 @@ private func snapshot(_ service: PostgresService) async throws -> [String] {
             let result = try await service.import(UserModel.self, from: users, options: ImportOptions(onFailure: .skipAndReport))
             #expect(result.failures.map(\.path) == ["[0].role", "[1].uuid", "[2].avatarURL"])
             #expect(result.failures[0].reason == "expected a String raw value of Role, found one that is none of its cases")
-            let reviews = json("""
+            let reviews = json(
+                """
                 [{"uuid": "\(ids[3])", "bookID": "\(ids[0])", "content": "c", "createdAt": "date-s3cr3t"},
                  {"uuid": "\(ids[4])", "bookID": "\(ids[0])", "content": "c", "createdAt": "17000s3cr3t"}]
                 """)
@@ -275,8 +322,10 @@ private func snapshot(_ service: PostgresService) async throws -> [String] {
             let progress = ProgressLog()
             let before = peakMemoryMB()
             let start = ContinuousClock.now
-            let result = try await service.import(UserModel.self, contentsOf: file, options: ImportOptions(
-                keys: .snakeCase, remoteNames: ["id": "uuid"], progress: { progress.record($0) }))
+            let result = try await service.import(
+                UserModel.self, contentsOf: file,
+                options: ImportOptions(
+                    keys: .snakeCase, remoteNames: ["id": "uuid"], progress: { progress.record($0) }))
             let elapsed = ContinuousClock.now - start
             #expect(result.records == count)
             #expect(result.written.inserted == count)
@@ -284,8 +333,9 @@ private func snapshot(_ service: PostgresService) async throws -> [String] {
             #expect(progress.all.last == ImportProgress(done: count, total: nil))
             #expect(progress.all.map(\.done) == Array(stride(from: 5_000, through: count, by: 5_000)) + (count % 5_000 == 0 ? [] : [count]))
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            print("imported \(count) records (\(size / 1_000_000) MB) in \(elapsed), \(Int(Double(count) / seconds)) records/s; "
-                + "peak resident memory \(Int(before)) MB before, \(Int(peakMemoryMB())) MB after")
+            print(
+                "imported \(count) records (\(size / 1_000_000) MB) in \(elapsed), \(Int(Double(count) / seconds)) records/s; "
+                    + "peak resident memory \(Int(before)) MB before, \(Int(peakMemoryMB())) MB after")
         }
     }
 }
@@ -298,7 +348,8 @@ func writeUsers(_ count: Int, to file: URL) throws {
     var chunk = "["
     for index in 0..<count {
         if index > 0 { chunk += ",\n" }
-        chunk += #"{"id": "\#(UUID().uuidString)", "name": "User \#(index) of a long import with a padded name", "#
+        chunk +=
+            #"{"id": "\#(UUID().uuidString)", "name": "User \#(index) of a long import with a padded name", "#
             + #""avatar_url": "https://example.com/avatars/\#(index).png", "role": "reader", "invited_by_id": null}"#
         if chunk.utf8.count > 1 << 20 {
             try handle.write(contentsOf: Data(chunk.utf8))

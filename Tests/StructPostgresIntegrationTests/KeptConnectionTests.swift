@@ -71,7 +71,8 @@ import Testing
     }
 
     @Test func aCallerWaitingInThePoolGetsTheKeptConnectionWhenItIsGivenBack() async throws {
-        try await withTables(pool: PoolOptions(maxConnections: 1, acquireTimeout: .seconds(20), keepIdleConnectionsFor: .seconds(60))) { service, _ in
+        try await withTables(pool: PoolOptions(maxConnections: 1, acquireTimeout: .seconds(20), keepIdleConnectionsFor: .seconds(60))) {
+            service, _ in
             _ = try await backendPID(service)
             _ = try await backendPID(service)
             #expect(keptCount(service) == 1)
@@ -174,8 +175,9 @@ import Testing
 
     @Test func aCallMadeWhileTheServiceIsNotRunningTimesOutSayingSo() async throws {
         let database = try await TestDatabase.create()
-        let service = try PostgresService(configuration: .init(
-            connection: database.settings, pool: PoolOptions(maxConnections: 2, acquireTimeout: .seconds(1))))
+        let service = try PostgresService(
+            configuration: .init(
+                connection: database.settings, pool: PoolOptions(maxConnections: 2, acquireTimeout: .seconds(1))))
         let error = await #expect(throws: StructPostgresError.self) { _ = try await service.query("SELECT 1") }
         #expect(error?.code == .poolTimeout)
         #expect(error?.message.contains("PostgresService.run() has not been started") == true, "\(error?.message ?? "no error")")

@@ -5,7 +5,7 @@ import Testing
 /// A row of `books` whose `init(from:)` asks for `title` and `publisher` in an order that depends on the price:
 /// a fetch learns the order of keys from its first result and gives it to later ones, so a row that asks
 /// otherwise must still find each key's own column.
-fileprivate struct Flip: StoredModel, Equatable {
+private struct Flip: StoredModel, Equatable {
     static let table = "books"
     var uuid: UUID
     var title: String
@@ -59,7 +59,9 @@ fileprivate struct Flip: StoredModel, Equatable {
             try await service.execute(unsafeSQL: "ALTER TABLE books DROP COLUMN notes")
             service.forgetSchemaCache()
             #expect(try await service.fetch(Novel.self) == [novel])
-            try await service.execute(unsafeSQL: "ALTER TABLE books ADD COLUMN notes text; ALTER TABLE books DROP COLUMN title; ALTER TABLE books ADD COLUMN title text")
+            try await service.execute(
+                unsafeSQL:
+                    "ALTER TABLE books ADD COLUMN notes text; ALTER TABLE books DROP COLUMN title; ALTER TABLE books ADD COLUMN title text")
             try await service.execute(unsafeSQL: "UPDATE books SET title = 'Dune Messiah'")
             service.forgetSchemaCache()
             #expect(try await service.fetch(Novel.self).map(\.title) == ["Dune Messiah"])

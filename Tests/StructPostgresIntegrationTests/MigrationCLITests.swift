@@ -37,7 +37,8 @@ private func count(_ sql: String, _ service: PostgresService) async throws -> In
 
 @Suite(.serialized) struct MigrationCLITests {
     @Test func upStatusDownRedoAndVerify() async throws {
-        try await withCLI(["0001_create.sql": create, "0002_add_books.sql": addBooks, "0003_index.sql": concurrentIndex]) { cli, _, service in
+        try await withCLI(["0001_create.sql": create, "0002_add_books.sql": addBooks, "0003_index.sql": concurrentIndex]) {
+            cli, _, service in
             let pending = try await cli.run("migrate", "status")
             #expect(pending.status == 0)
             #expect(pending.output.contains("pending"))
@@ -54,7 +55,8 @@ private func count(_ sql: String, _ service: PostgresService) async throws -> In
             #expect(rows.map(\.state) == [.applied, .applied, .applied])
             #expect(rows.map(\.name) == ["create", "add_books", "index"])
             #expect(rows.allSatisfy { $0.appliedAt != nil && $0.executionMilliseconds != nil })
-            let history = try await service.query("SELECT version, length(checksum), execution_ms >= 0 FROM structpg_migrations ORDER BY version")
+            let history = try await service.query(
+                "SELECT version, length(checksum), execution_ms >= 0 FROM structpg_migrations ORDER BY version")
             let recorded: [(Int64, Int32, Bool)] = try history.map { try $0.decode((Int64, Int32, Bool).self) }
             #expect(recorded.map(\.0) == [1, 2, 3])
             #expect(recorded.allSatisfy { $0.1 == 64 && $0.2 })
@@ -132,7 +134,8 @@ private func count(_ sql: String, _ service: PostgresService) async throws -> In
 
     @Test func baselineAdoptsAnExistingDatabase() async throws {
         try await withCLI(["0001_create.sql": create, "0002_add_books.sql": addBooks]) { cli, _, service in
-            try await service.execute(unsafeSQL: "CREATE TABLE authors (uuid uuid PRIMARY KEY, name text NOT NULL); CREATE TABLE runs (migration int NOT NULL)")
+            try await service.execute(
+                unsafeSQL: "CREATE TABLE authors (uuid uuid PRIMARY KEY, name text NOT NULL); CREATE TABLE runs (migration int NOT NULL)")
             let baseline = try await cli.run("migrate", "baseline", "1")
             #expect(baseline.status == 0, "\(baseline.errors)")
             let up = try await cli.run("migrate", "up")
@@ -145,7 +148,8 @@ private func count(_ sql: String, _ service: PostgresService) async throws -> In
     }
 
     @Test func twoRunnersStartedTogetherApplyEachMigrationOnce() async throws {
-        try await withCLI(["0001_create.sql": create, "0002_add_books.sql": addBooks, "0003_index.sql": concurrentIndex]) { cli, _, service in
+        try await withCLI(["0001_create.sql": create, "0002_add_books.sql": addBooks, "0003_index.sql": concurrentIndex]) {
+            cli, _, service in
             let first = try cli.start("migrate", "up")
             let second = try cli.start("migrate", "up")
             await CLI.exit(of: first)
@@ -294,7 +298,8 @@ private func count(_ sql: String, _ service: PostgresService) async throws -> In
             // A database with history: neither the history nor the schema changes.
             try await migrator().migrate(to: 1)
             func snapshot() async throws -> String {
-                let names = try await service.query("SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE schemaname = 'public'")
+                let names = try await service.query(
+                    "SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE schemaname = 'public'")
                 return try await tableDigest("structpg_migrations", service) + " " + (try names[0].decode(String.self))
             }
             let applied = try await snapshot()
@@ -349,7 +354,9 @@ private func count(_ sql: String, _ service: PostgresService) async throws -> In
             let result = try await CLI.run(["migrate", "status", "--database-url", components.string!], environment: [:])
             #expect(result.status != 0)
             // PostgreSQL says "password authentication failed"; PgBouncer (the pooler pass) "SASL authentication failed".
-            #expect(result.errors.contains("password authentication failed") || result.errors.contains("SASL authentication failed"), "\(result.errors)")
+            #expect(
+                result.errors.contains("password authentication failed") || result.errors.contains("SASL authentication failed"),
+                "\(result.errors)")
             #expect(!result.errors.contains("zq9x") && !result.output.contains("zq9x"))
         }
     }
@@ -360,7 +367,10 @@ extension MigrationCLITests {
     /// is shown without its password.
     @Test func aMisplacedURLIsQuotedWithoutItsPassword() async throws {
         let cases: [([String], String)] = [
-            (["migrate", "up", "postgres://app:Zq9x-Secret@127.0.0.1:1/shop"], "Unexpected argument 'postgres://app:****@127.0.0.1:1/shop'"),
+            (
+                ["migrate", "up", "postgres://app:Zq9x-Secret@127.0.0.1:1/shop"],
+                "Unexpected argument 'postgres://app:****@127.0.0.1:1/shop'"
+            ),
             (["migrate", "up", "postgresql://app:Zq9x@Secret@db/shop?sslmode=disable"], "postgresql://app:****@db/shop"),
             (["migrate", "status", "host=db password=Zq9x-Secret"], "password=****"),
             (["migrate", "status", "password='Zq9x Secret'"], "password=****"),

@@ -52,14 +52,17 @@ import Testing
         #expect(Set(ValueKind.elements.map { ValueKind.array($0) }).isSubset(of: Set(expected.map(\.kind))), "every array too")
         let shape = ModelShape(
             table: "typed",
-            properties: [PropertyShape(key: "uuid", kind: .uuid, optional: false)] + expected.map { PropertyShape(key: $0.key, kind: $0.kind, optional: false) })
+            properties: [PropertyShape(key: "uuid", kind: .uuid, optional: false)]
+                + expected.map { PropertyShape(key: $0.key, kind: $0.kind, optional: false) })
         try await withTables { service, _ in
-            try await withFreshTag(FreshDepth.take(), WithModel(shape) { models in
-                let text = try #require(try await service.draftMigration(for: models).files.first)
-                for (key, kind, column) in expected {
-                    #expect(text.contains("\"\(key)\" \(column) NOT NULL,"), "\(kind): the article says \(column); the draft: \(text)")
-                }
-            })
+            try await withFreshTag(
+                FreshDepth.take(),
+                WithModel(shape) { models in
+                    let text = try #require(try await service.draftMigration(for: models).files.first)
+                    for (key, kind, column) in expected {
+                        #expect(text.contains("\"\(key)\" \(column) NOT NULL,"), "\(kind): the article says \(column); the draft: \(text)")
+                    }
+                })
         }
     }
 }

@@ -26,7 +26,10 @@ import Testing
             #expect(json.status == 1, "\(json.errors)")
             let report = try JSONDecoder().decode(Report.self, from: Data(json.output.utf8))
             #expect(!report.matches)
-            #expect(Set(report.mismatches.filter { $0.kind == "missingTable" }.map(\.table)) == ["stores", "books", "authors", "reviews", "users"])
+            #expect(
+                Set(report.mismatches.filter { $0.kind == "missingTable" }.map(\.table)) == [
+                    "stores", "books", "authors", "reviews", "users",
+                ])
             #expect(report.mismatches.allSatisfy { !$0.model.isEmpty && !$0.message.isEmpty })
 
             let text = try await bookstore(cli, "schema", "verify")
@@ -71,7 +74,9 @@ import Testing
             let add = try await bookstore(cli, "migrate", "draft", "restore_content", "--sequential", "--migrations-dir", folder.path)
             #expect(add.status == 0, "\(add.errors)")
             let text = try String(contentsOf: folder.appendingPathComponent("0002_restore_content.sql"), encoding: .utf8)
-            #expect(text.hasPrefix("-- migrate:up\nALTER TABLE \"reviews\" ADD COLUMN \"content\" text;\n\n-- migrate:down\n-- review:"), "\(text)")
+            #expect(
+                text.hasPrefix("-- migrate:up\nALTER TABLE \"reviews\" ADD COLUMN \"content\" text;\n\n-- migrate:down\n-- review:"),
+                "\(text)")
             #expect(try await bookstore(cli, "migrate", "up", "--migrations-dir", folder.path).status == 0)
             #expect(try await bookstore(cli, "schema", "verify").status == 0)
         }
@@ -82,7 +87,9 @@ import Testing
             for arguments in [["schema", "verify"], ["migrate", "draft", "x", "--migrations-dir", cli.migrations.path]] {
                 let result = try await CLI.run(arguments, environment: ["DATABASE_URL": cli.databaseURL])
                 #expect(result.status == 1)
-                #expect(result.errors.hasPrefix("structpg: `\(arguments[0...1].joined(separator: " "))` needs the app's models"), "\(result.errors)")
+                #expect(
+                    result.errors.hasPrefix("structpg: `\(arguments[0...1].joined(separator: " "))` needs the app's models"),
+                    "\(result.errors)")
                 #expect(result.errors.contains("StructPG.main(models:"))
             }
         }

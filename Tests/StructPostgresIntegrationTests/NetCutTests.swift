@@ -7,7 +7,9 @@ import Testing
 /// pair whose server end is taken down (``SilentlyCuttableCluster``). No reset, no ICMP: only keepalive,
 /// TCP_USER_TIMEOUT and the pool's own timeouts can end a call. The dead-peer bound is shortened to about 4 s with
 /// libpq's URL options (``NetCut/shortBound``), so that cuts of 8-14 s are longer than every timeout.
-@Suite(.serialized, .tags(.timed), .timeLimit(.minutes(5)), .enabled(if: NetCut.unavailable == nil, "needs root and iproute2: SilentlyCuttableCluster.unavailableReason says why"))
+@Suite(
+    .serialized, .tags(.timed), .timeLimit(.minutes(5)),
+    .enabled(if: NetCut.unavailable == nil, "needs root and iproute2: SilentlyCuttableCluster.unavailableReason says why"))
 struct NetCutTests {
     /// 4 connections; a connection attempt given up after 2 s, a wait for one after 5 s.
     static let pool = PoolOptions(maxConnections: 4, connectTimeout: .seconds(2), acquireTimeout: .seconds(5))
@@ -115,7 +117,9 @@ struct NetCutTests {
             let (unknown, committed) = try await ledger.check(service)
             let longest = ledger.longest.withLock { $0 }
             let (acknowledged, failed) = (ledger.acknowledged.withLock { $0.count }, ledger.failed.withLock { $0.count })
-            print("8 writers through a 10 s cut: \(acknowledged) acknowledged, \(failed) failed (\(unknown) with an unknown outcome, \(committed) of them committed), the longest call \(longest), writes acknowledged again \(resumed) after the heal")
+            print(
+                "8 writers through a 10 s cut: \(acknowledged) acknowledged, \(failed) failed (\(unknown) with an unknown outcome, \(committed) of them committed), the longest call \(longest), writes acknowledged again \(resumed) after the heal"
+            )
             #expect(longest <= Self.bound)
             #expect(resumed < .seconds(2))
             #expect(failed > 0, "the cut made some writes fail")
@@ -156,7 +160,9 @@ struct NetCutTests {
             let (unknown, committed) = try await ledger.check(service)
             let longest = max(calls.longest, ledger.longest.withLock { $0 })
             calls.report("calls through a 120 s cut with the defaults")
-            print("120 s cut, defaults: the longest call \(longest) (writers' \(ledger.longest.withLock { $0 })), \(ledger.acknowledged.withLock { $0.count }) writes acknowledged, \(ledger.failed.withLock { $0.count }) failed (\(unknown) unknown, \(committed) committed), the first call after the heal \(first.map { "\($0)" } ?? "never")")
+            print(
+                "120 s cut, defaults: the longest call \(longest) (writers' \(ledger.longest.withLock { $0 })), \(ledger.acknowledged.withLock { $0.count }) writes acknowledged, \(ledger.failed.withLock { $0.count }) failed (\(unknown) unknown, \(committed) committed), the first call after the heal \(first.map { "\($0)" } ?? "never")"
+            )
             #expect(calls.stillRunning == 0)
             #expect(longest <= .seconds(60))
             #expect(first != nil && first! < .seconds(2), "\(String(describing: first))")

@@ -18,10 +18,13 @@ import Tracing
     ) async throws {
         let tracer = InMemoryTracer()
         let metrics = TestMetrics()
-        try await withTables(pool: pool, configure: { configuration in
-            configuration.tracer = tracer
-            configuration.metricsFactory = metrics
-        }) { service, _ in
+        try await withTables(
+            pool: pool,
+            configure: { configuration in
+                configuration.tracer = tracer
+                configuration.metricsFactory = metrics
+            }
+        ) { service, _ in
             for statement in ddl { try await service.execute(unsafeSQL: statement) }
             tracer.clearAll()
             try await body(service, tracer, metrics)
@@ -68,11 +71,15 @@ import Tracing
             let select = try #require(spans.first { $0.operationName == "SELECT" })
             #expect(select.parentSpanID == fetch.spanID)
             #expect(select.traceID == fetch.traceID)
-            #expect(string(select, "db.query.text")?.contains(#"FROM "books" WHERE "books"."title" = $1"#) == true, "\(String(describing: string(select, "db.query.text")))")
+            #expect(
+                string(select, "db.query.text")?.contains(#"FROM "books" WHERE "books"."title" = $1"#) == true,
+                "\(String(describing: string(select, "db.query.text")))")
             let durations = metrics.timers.filter { $0.label == "db.client.operation.duration" }
-            #expect(durations.contains { timer in
-                timer.dimensions.contains { $0 == ("db.operation.name", "fetch") } && timer.dimensions.contains { $0 == ("db.collection.name", "books") }
-            })
+            #expect(
+                durations.contains { timer in
+                    timer.dimensions.contains { $0 == ("db.operation.name", "fetch") }
+                        && timer.dimensions.contains { $0 == ("db.collection.name", "books") }
+                })
             let read = metrics.counters.filter { $0.label == "structpg.rows" && $0.dimensions.contains { $0 == ("direction", "read") } }
             #expect(read.reduce(0) { $0 + $1.totalValue } == 1)
         }
@@ -107,11 +114,14 @@ import Tracing
     func literalsOfHandWrittenSQLReachNeitherSpansNorLogs(logBoundValues: Bool) async throws {
         let tracer = InMemoryTracer()
         let logs = CapturedLogs()
-        try await withTables("CREATE TABLE counters (n bigint, label text)", configure: { configuration in
-            configuration.tracer = tracer
-            configuration.logger = logs.makeLogger()
-            configuration.logBoundValues = logBoundValues
-        }) { service, _ in
+        try await withTables(
+            "CREATE TABLE counters (n bigint, label text)",
+            configure: { configuration in
+                configuration.tracer = tracer
+                configuration.logger = logs.makeLogger()
+                configuration.logBoundValues = logBoundValues
+            }
+        ) { service, _ in
             try await service.execute(unsafeSQL: "INSERT INTO counters VALUES (471108152343, 'secret-label')")
             logs.lines.withLock { $0.removeAll() }
             tracer.clearAll()
@@ -171,7 +181,9 @@ import Tracing
             try await service.update(entities: [book])
             let attempts = Mutex(0)
             try await service.transaction(.init(isolation: .repeatableRead)) { tx in
-                let attempt = attempts.withLock { $0 += 1; return $0 }
+                let attempt = attempts.withLock {
+                    $0 += 1; return $0
+                }
                 var current = try await tx.fetch(Novel.self, where: .equal("uuid", book.uuid))[0]
                 if attempt == 1 {
                     var concurrent = current
@@ -189,7 +201,8 @@ import Tracing
     }
 
     @Test func waitingForAConnectionIsMeasured() async throws {
-        try await observed(BookSchema.create, pool: PoolOptions(maxConnections: 1, keepIdleConnectionsFor: .zero)) { service, tracer, metrics in
+        try await observed(BookSchema.create, pool: PoolOptions(maxConnections: 1, keepIdleConnectionsFor: .zero)) {
+            service, tracer, metrics in
             let (holding, signal) = AsyncStream<Void>.makeStream()
             let holder = Task {
                 try await service.withConnection { _ in
@@ -257,7 +270,8 @@ import Tracing
             }
             let role = "observed_\(UUID().uuidString.prefix(8).lowercased())"
             let password = "pw-\(UUID().uuidString)"
-            try await service.execute(unsafeSQL: "CREATE ROLE \(role) LOGIN PASSWORD '\(password)'; GRANT ALL ON ALL TABLES IN SCHEMA public TO \(role);")
+            try await service.execute(
+                unsafeSQL: "CREATE ROLE \(role) LOGIN PASSWORD '\(password)'; GRANT ALL ON ALL TABLES IN SCHEMA public TO \(role);")
             var configuration = service.configuration
             configuration.connection.user = role
             configuration.connection.password = password
@@ -354,7 +368,9 @@ import Tracing
             try await withTracer(tracer) {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for index in 0..<40 {
-                        group.addTask { try await service.update(entities: [Novel(uuid: UUID(), title: "N\(index)", price: 1, publisher: nil)]) }
+                        group.addTask {
+                            try await service.update(entities: [Novel(uuid: UUID(), title: "N\(index)", price: 1, publisher: nil)])
+                        }
                     }
                     try await group.waitForAll()
                 }
@@ -376,7 +392,9 @@ import Tracing
             }
             let fetches = tracer.finishedSpans.filter { $0.operationName == "fetch books" }
             #expect(fetches.count == 1, "\(tracer.finishedSpans.map(\.operationName))")
-            let timers = metrics.timers.filter { $0.label == "db.client.operation.duration" && $0.dimensions.contains { $0 == ("db.operation.name", "fetch") } }
+            let timers = metrics.timers.filter {
+                $0.label == "db.client.operation.duration" && $0.dimensions.contains { $0 == ("db.operation.name", "fetch") }
+            }
             #expect(timers.map { $0.values.count }.reduce(0, +) == 1)
             #expect(!tracer.finishedSpans.contains { $0.operationName.hasPrefix("lookup") })
         }

@@ -58,10 +58,12 @@ where S.Element == [Model] {
 
     /// Backends of this database whose last statement was a LISTEN: the service's listening connection.
     private func listeners(_ service: PostgresService) async throws -> [Int32] {
-        try await service.query("""
+        try await service.query(
+            """
             SELECT pid FROM pg_stat_activity
             WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'LISTEN %'
-            """).map { try $0.decode(Int32.self) }
+            """
+        ).map { try $0.decode(Int32.self) }
     }
 
     @Test func committedInsertUpdateAndDeleteEachYieldAFreshResult() async throws {
@@ -167,14 +169,15 @@ where S.Element == [Model] {
             let results = Results<Note>()
             let observer = record(service.observe(Note.self, loading: .none), into: results)
             #expect(try await results.first { $0.isEmpty } != nil)
-            try await service.execute(unsafeSQL: """
-                DO $$ BEGIN
-                    FOR i IN 1..1000 LOOP
-                        INSERT INTO notes (uuid, text) VALUES (gen_random_uuid(), 'note ' || i);
-                        COMMIT;
-                    END LOOP;
-                END $$
-                """)
+            try await service.execute(
+                unsafeSQL: """
+                    DO $$ BEGIN
+                        FOR i IN 1..1000 LOOP
+                            INSERT INTO notes (uuid, text) VALUES (gen_random_uuid(), 'note ' || i);
+                            COMMIT;
+                        END LOOP;
+                    END $$
+                    """)
             #expect(try await service.count(Note.self) == 1_000)
             #expect(try await results.first(within: .seconds(30)) { $0.count == 1_000 } != nil, "the final state")
             print("1,000 commits gave \(results.all.count - 1) fresh results")
@@ -233,7 +236,8 @@ where S.Element == [Model] {
             #expect(service.runtime.listener.channelCount == 0, "no channel nobody observes")
             var unlistened: Int64 = 0
             for _ in 0..<200 where unlistened == 0 {
-                let rows = try await service.query("SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'UNLISTEN %' AND datname = current_database()")
+                let rows = try await service.query(
+                    "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'UNLISTEN %' AND datname = current_database()")
                 unlistened = try rows[0].decode(Int64.self)
                 if unlistened == 0 { try await Task.sleep(for: .milliseconds(10)) }
             }
@@ -269,11 +273,16 @@ where S.Element == [Model] {
                 change.keys = change.keys?.sorted()
                 return .change(change)
             }
-            #expect(seen == [
-                .change(TableChange(table: "public.notes", operation: .insert, rowCount: 2, keys: notes.map { $0.uuid.uuidString.lowercased() }.sorted())),
-                .change(TableChange(table: "public.notes", operation: .delete, rowCount: 1, keys: [notes[0].uuid.uuidString.lowercased()])),
-                .change(TableChange(table: "public.notes", operation: .truncate, rowCount: nil, keys: nil)),
-            ])
+            #expect(
+                seen == [
+                    .change(
+                        TableChange(
+                            table: "public.notes", operation: .insert, rowCount: 2,
+                            keys: notes.map { $0.uuid.uuidString.lowercased() }.sorted())),
+                    .change(
+                        TableChange(table: "public.notes", operation: .delete, rowCount: 1, keys: [notes[0].uuid.uuidString.lowercased()])),
+                    .change(TableChange(table: "public.notes", operation: .truncate, rowCount: nil, keys: nil)),
+                ])
         }
     }
 }
@@ -320,11 +329,12 @@ extension ObservationTests {
     /// Triggers installed by an earlier version send a JSON payload without keys: still understood.
     @Test func triggersOfAnEarlierVersionAreStillUnderstood() async throws {
         try await withNotes { service in
-            try await service.execute(unsafeSQL: """
-                DROP TRIGGER structpg_notify ON notes;
-                CREATE TRIGGER structpg_notify AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON notes
-                    FOR EACH STATEMENT EXECUTE FUNCTION structpg_notify_change('-');
-                """)
+            try await service.execute(
+                unsafeSQL: """
+                    DROP TRIGGER structpg_notify ON notes;
+                    CREATE TRIGGER structpg_notify AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON notes
+                        FOR EACH STATEMENT EXECUTE FUNCTION structpg_notify_change('-');
+                    """)
             let events = try await changes(in: service, count: 1) { try await service.execute(unsafeSQL: "DELETE FROM notes") }
             #expect(events == [.change(TableChange(table: "public.notes", operation: .delete, rowCount: nil, keys: nil))])
         }

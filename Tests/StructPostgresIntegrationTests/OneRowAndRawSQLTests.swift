@@ -17,7 +17,9 @@ import Testing
             #expect(try await service.find(Novel.self, id: novels[2].uuid) == novels[2])
             #expect(try await service.find(Novel.self, id: UUID()) == nil, "a missing row is nil, not a trap")
             #expect(try await service.fetchOne(Novel.self, sortedBy: [.descending("price")]) == novels[3])
-            #expect(try await service.fetchOne(Novel.self, where: .format("publisher == %@", "Tor"), sortedBy: [.ascending("price")]) == novels[0])
+            #expect(
+                try await service.fetchOne(Novel.self, where: .format("publisher == %@", "Tor"), sortedBy: [.ascending("price")])
+                    == novels[0])
             #expect(try await service.fetchOne(Novel.self, where: \NovelEntity.price > 2) == novels[3])
             #expect(try await service.fetchOne(Novel.self, where: .equal("title", "none")) == nil)
             let found = try await service.transaction { try await $0.find(Novel.self, id: novels[1].uuid) }
@@ -50,12 +52,16 @@ import Testing
         try await withTables(BookSchema.create) { service, _ in
             let novels = try await novels(service)
             let minimum = 1.5
-            let rows = try await service.fetch(Novel.self, sql: """
-                SELECT price, title, uuid, publisher, NULL::uuid AS author_id, 'extra' AS ignored
-                FROM books WHERE price > \(minimum) ORDER BY price DESC
-                """)
+            let rows = try await service.fetch(
+                Novel.self,
+                sql: """
+                    SELECT price, title, uuid, publisher, NULL::uuid AS author_id, 'extra' AS ignored
+                    FROM books WHERE price > \(minimum) ORDER BY price DESC
+                    """)
             #expect(rows == [novels[3], novels[2]])
-            let inTransaction = try await service.transaction { try await $0.fetch(Novel.self, sql: "SELECT * FROM books ORDER BY price LIMIT 1") }
+            let inTransaction = try await service.transaction {
+                try await $0.fetch(Novel.self, sql: "SELECT * FROM books ORDER BY price LIMIT 1")
+            }
             #expect(inTransaction == [novels[0]])
         }
     }
@@ -68,9 +74,13 @@ import Testing
             }
             #expect(missing?.code == .undefinedColumn)
             #expect(missing?.property == "price")
-            #expect(missing?.message == "property 'price' maps to column 'price', which the query's result does not have (its columns: uuid, title); select it too")
+            #expect(
+                missing?.message
+                    == "property 'price' maps to column 'price', which the query's result does not have (its columns: uuid, title); select it too"
+            )
             let parameters = await #expect(throws: StructPostgresError.self) {
-                _ = try await service.fetch(Novel.self, sql: PostgresQuery(unsafeSQL: "SELECT * FROM books WHERE price > $1 AND title = $2"))
+                _ = try await service.fetch(
+                    Novel.self, sql: PostgresQuery(unsafeSQL: "SELECT * FROM books WHERE price > $1 AND title = $2"))
             }
             #expect(parameters?.code == .invalidValue, "\(String(describing: parameters))")
             #expect(parameters?.message == "the query has 2 parameter placeholders ($1...$2) but 0 bound values")

@@ -29,7 +29,8 @@ import Testing
             _ = try await $0.fetch(Listing.self, where: \.rank < 6, sortedBy: [.descending("rank")], pageSize: 3, after: $1)
         }
         try await refused("the page cursor was made for another sort") {
-            _ = try await $0.fetch(Listing.self, where: \.rank < 6, sortedBy: [.ascending("rank"), .ascending("title")], pageSize: 3, after: $1)
+            _ = try await $0.fetch(
+                Listing.self, where: \.rank < 6, sortedBy: [.ascending("rank"), .ascending("title")], pageSize: 3, after: $1)
         }
     }
 
@@ -46,7 +47,8 @@ import Testing
         try await refused("the page cursor was not issued by this service, or was altered") { service, cursor in
             var text = Array(cursor.description)
             text[10] = text[10] == "x" ? "y" : "x"
-            _ = try await service.fetch(Listing.self, where: \.rank < 6, sortedBy: [.ascending("rank")], pageSize: 3, after: PageCursor(String(text)))
+            _ = try await service.fetch(
+                Listing.self, where: \.rank < 6, sortedBy: [.ascending("rank")], pageSize: 3, after: PageCursor(String(text)))
         }
         try await refused("made anew at each start unless Configuration.pageCursorSecret is set") { service, cursor in
             try await PostgresService.withService(configuration: service.configuration) { restarted in

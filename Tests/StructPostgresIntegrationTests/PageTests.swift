@@ -13,7 +13,8 @@ struct Listing: StoredModel, Equatable {
     var title: String?
     var price: Double
 
-    static let create = #"CREATE TABLE items (uuid uuid PRIMARY KEY, rank integer NOT NULL, bucket integer, title text COLLATE "C", price double precision NOT NULL)"#
+    static let create =
+        #"CREATE TABLE items (uuid uuid PRIMARY KEY, rank integer NOT NULL, bucket integer, title text COLLATE "C", price double precision NOT NULL)"#
 
     static func random(_ count: Int, seed: UInt64) -> [Listing] {
         var random = SplitMix64(seed: seed)
@@ -21,7 +22,8 @@ struct Listing: StoredModel, Equatable {
             Listing(
                 uuid: UUID(), rank: Int32.random(in: 0..<8, using: &random),
                 bucket: Bool.random(using: &random) ? nil : Int32.random(in: 0..<4, using: &random),
-                title: Int.random(in: 0..<4, using: &random) == 0 ? nil : ["a", "b", "c", "SECRET-TITLE-42"].randomElement(using: &random)!,
+                title: Int.random(in: 0..<4, using: &random) == 0
+                    ? nil : ["a", "b", "c", "SECRET-TITLE-42"].randomElement(using: &random)!,
                 price: [0, -0.0, 1.5, 1e300, -2].randomElement(using: &random)!)
         }
     }
@@ -53,7 +55,8 @@ struct Listing: StoredModel, Equatable {
             try await service.update(entities: Listing.random(150, seed: 54))
             let sorts: [[SortKey]] = [
                 [], [.ascending("rank")], [.descending("rank")], [.ascending("bucket"), .descending("rank")],
-                [SortKey("bucket", ascending: false, nulls: .last), SortKey("title", nulls: .first)], [.ascending("title"), .ascending("price")],
+                [SortKey("bucket", ascending: false, nulls: .last), SortKey("title", nulls: .first)],
+                [.ascending("title"), .ascending("price")],
                 [.descending("price"), .descending("uuid")],
             ]
             for filter in [nil, \Listing.rank < 5, .format("bucket == nil OR title BEGINSWITH %@", "S")] as [EntityFilter<Listing>?] {
@@ -79,10 +82,12 @@ struct Listing: StoredModel, Equatable {
             try await service.update(entities: Listing.random(5, seed: 1))
             let exact = try await service.fetch(Listing.self, sortedBy: [.ascending("rank")], pageSize: 5, includingTotal: true)
             #expect(exact.items.count == 5 && exact.next == nil && exact.total == 5)
-            let first = try await service.fetch(Listing.self, where: \.rank >= 0, sortedBy: [.ascending("rank")], pageSize: 2, includingTotal: true)
+            let first = try await service.fetch(
+                Listing.self, where: \.rank >= 0, sortedBy: [.ascending("rank")], pageSize: 2, includingTotal: true)
             #expect(first.total == 5 && first.next != nil)
             log.reset()
-            let second = try await service.fetch(Listing.self, where: \.rank >= 0, sortedBy: [.ascending("rank")], pageSize: 2, after: first.next, includingTotal: true)
+            let second = try await service.fetch(
+                Listing.self, where: \.rank >= 0, sortedBy: [.ascending("rank")], pageSize: 2, after: first.next, includingTotal: true)
             #expect(second.total == 5 && second.items.count == 2)
             #expect(dataStatements(log).count == 2)
             #expect(dataStatements(log)[1].hasPrefix(#"SELECT count(*) FROM "items" WHERE"#))
@@ -91,7 +96,8 @@ struct Listing: StoredModel, Equatable {
 
     @Test func aCursorHoldsNoValueInClear() async throws {
         try await withTables(Listing.create) { service, _ in
-            try await service.update(entities: (0..<3).map { Listing(uuid: UUID(), rank: 1, bucket: nil, title: "SECRET-TITLE-\($0)", price: 1) })
+            try await service.update(
+                entities: (0..<3).map { Listing(uuid: UUID(), rank: 1, bucket: nil, title: "SECRET-TITLE-\($0)", price: 1) })
             let page = try await service.fetch(Listing.self, sortedBy: [.ascending("title")], pageSize: 1)
             let cursor = try #require(page.next)
             #expect(!cursor.description.contains("SECRET"))
@@ -107,7 +113,8 @@ struct Listing: StoredModel, Equatable {
             try await service.update(entities: makeGraph(stores: 1, booksPerStore: 5, reviewsPerBook: 2, authors: 2))
             let page = try await service.fetch(BookModel.self, sortedBy: [.ascending("title")], pageSize: 3, loading: .only("author"))
             #expect(page.items.count == 3 && page.items.allSatisfy { $0.author != nil })
-            let rest = try await service.fetch(BookModel.self, sortedBy: [.ascending("title")], pageSize: 3, after: page.next, loading: .none)
+            let rest = try await service.fetch(
+                BookModel.self, sortedBy: [.ascending("title")], pageSize: 3, after: page.next, loading: .none)
             #expect(rest.items.count == 2 && rest.next == nil && rest.items.allSatisfy { $0.author == nil })
             #expect((page.items + rest.items).map(\.title) == (page.items + rest.items).map(\.title).sorted { ($0 ?? "") < ($1 ?? "") })
         }

@@ -39,7 +39,9 @@ struct ParallelConversionTests {
             let book = UUID()
             let own = BookModel(
                 uuid: book, title: "Book \(index)", price: Double(index), publisher: "P", author: authors[index % 10],
-                reviews: [ReviewModel(uuid: UUID(), bookID: book, content: "R\(index)", createdAt: Date(timeIntervalSince1970: Double(index)))])
+                reviews: [
+                    ReviewModel(uuid: UUID(), bookID: book, content: "R\(index)", createdAt: Date(timeIntervalSince1970: Double(index)))
+                ])
             let books = index < booksFrom ? nil : index % 2 == 0 ? [own, shared] : [own]
             return StoreModel(uuid: UUID(), brand: "Store \(index)", books: books)
         }

@@ -17,7 +17,9 @@ struct Tally: StoredModel, Equatable {
 /// `scripts/test.sh`); these are what only a pooler shows.
 @Suite(
     .enabled(if: LocalPgBouncer.program != nil, "pgbouncer is not installed (scripts/ensure-postgres.sh --pgbouncer installs it)"),
-    .enabled(if: ProcessInfo.processInfo.environment["DATABASE_URL"] == nil, "PgBouncer is started in front of the local cluster; DATABASE_URL is set"))
+    .enabled(
+        if: ProcessInfo.processInfo.environment["DATABASE_URL"] == nil,
+        "PgBouncer is started in front of the local cluster; DATABASE_URL is set"))
 struct PgBouncerTests {
     /// A database reached directly and through a PgBouncer of its own; `body` gets the direct settings and the
     /// pooler's (with the pool mode left as the user set it: `.session`, the default).
@@ -43,7 +45,9 @@ struct PgBouncerTests {
         try await database.drop()
     }
 
-    private static func service(_ settings: ConnectionSettings, logger: Logger? = nil, _ body: (PostgresService) async throws -> Void) async throws {
+    private static func service(_ settings: ConnectionSettings, logger: Logger? = nil, _ body: (PostgresService) async throws -> Void)
+        async throws
+    {
         var configuration = PostgresService.Configuration(connection: settings, pool: PoolOptions(maxConnections: 8))
         if let logger { configuration.logger = logger }
         try await PostgresService.withService(configuration: configuration, body)
@@ -51,7 +55,9 @@ struct PgBouncerTests {
 
     @Test func withTheDefaultsConcurrentSingleUpsertsAreAllWrittenAndOneWarningNamesTheSwitch() async throws {
         try await withPooler { direct, pooled in
-            try await Self.service(direct) { try await $0.execute(unsafeSQL: "CREATE TABLE tallies (uuid uuid PRIMARY KEY, count integer NOT NULL)") }
+            try await Self.service(direct) {
+                try await $0.execute(unsafeSQL: "CREATE TABLE tallies (uuid uuid PRIMARY KEY, count integer NOT NULL)")
+            }
             let logs = CapturedLogs()
             var logger = logs.makeLogger()
             logger.logLevel = .warning
@@ -73,8 +79,11 @@ struct PgBouncerTests {
 
     @Test func theSwitchInTheURLSendsEveryStatementUnnamedAndWarnsOfNothing() async throws {
         try await withPooler { direct, pooled in
-            try await Self.service(direct) { try await $0.execute(unsafeSQL: "CREATE TABLE tallies (uuid uuid PRIMARY KEY, count integer NOT NULL)") }
-            let url = "postgres://\(pooled.user):\(pooled.password ?? "")@\(pooled.host):\(pooled.port)/\(pooled.database)?sslmode=disable&pool_mode=transaction"
+            try await Self.service(direct) {
+                try await $0.execute(unsafeSQL: "CREATE TABLE tallies (uuid uuid PRIMARY KEY, count integer NOT NULL)")
+            }
+            let url =
+                "postgres://\(pooled.user):\(pooled.password ?? "")@\(pooled.host):\(pooled.port)/\(pooled.database)?sslmode=disable&pool_mode=transaction"
             let settings = try ConnectionSettings(url: url)
             #expect(settings.poolMode == .transaction)
             let logs = CapturedLogs()
@@ -83,7 +92,9 @@ struct PgBouncerTests {
             try await Self.service(settings, logger: logger) { service in
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for _ in 0..<8 {
-                        group.addTask { for call in 0..<100 { try await service.update(entities: [Tally(uuid: UUID(), count: Int32(call))]) } }
+                        group.addTask {
+                            for call in 0..<100 { try await service.update(entities: [Tally(uuid: UUID(), count: Int32(call))]) }
+                        }
                     }
                     try await group.waitForAll()
                 }
@@ -100,9 +111,13 @@ struct PgBouncerTests {
 
     @Test func migratorsRacingThroughThePoolerApplyEachMigrationOnceAndLeaveNoLockHeld() async throws {
         let files = try MigrationSet([
-            Migration(fileName: "0001_tallies.sql", text: "-- migrate:up\nCREATE TABLE tallies (uuid uuid PRIMARY KEY, count integer NOT NULL);\n"),
+            Migration(
+                fileName: "0001_tallies.sql", text: "-- migrate:up\nCREATE TABLE tallies (uuid uuid PRIMARY KEY, count integer NOT NULL);\n"
+            ),
             Migration(fileName: "0002_slow.sql", text: "-- migrate:up\nSELECT pg_sleep(0.2);\nALTER TABLE tallies ADD COLUMN note text;\n"),
-            Migration(fileName: "0003_index.sql", text: "-- migrate:up transaction:false\nCREATE INDEX CONCURRENTLY tallies_count ON tallies (count);\n"),
+            Migration(
+                fileName: "0003_index.sql",
+                text: "-- migrate:up transaction:false\nCREATE INDEX CONCURRENTLY tallies_count ON tallies (count);\n"),
         ])
         try await withPooler(poolSize: 3) { direct, pooled in
             var transactionMode = pooled
@@ -113,7 +128,9 @@ struct PgBouncerTests {
                     for _ in 0..<3 {
                         group.addTask {
                             var applied = 0
-                            try await Self.service(settings) { service in applied = try await Migrator(service: service, migrations: files).migrate().steps.count }
+                            try await Self.service(settings) { service in
+                                applied = try await Migrator(service: service, migrations: files).migrate().steps.count
+                            }
                             return applied
                         }
                     }
@@ -122,7 +139,9 @@ struct PgBouncerTests {
                     #expect(total == (round == 1 ? 3 : 0), "each migration applied once in all, round \(round)")
                 }
                 try await Self.service(direct) { service in
-                    let locks = try await service.query("SELECT count(*)::int8 FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())")
+                    let locks = try await service.query(
+                        "SELECT count(*)::int8 FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+                    )
                     #expect(try locks[0].decode(Int64.self) == 0, "no advisory lock left held after round \(round)")
                     let history = try await service.query("SELECT count(*)::int8 FROM structpg_migrations WHERE state = 'applied'")
                     #expect(try history[0].decode(Int64.self) == 3)
@@ -149,7 +168,8 @@ struct PgBouncerTests {
             let first = try await cli.run("migrate", "up")
             #expect(first.status == 0, "\(first.errors)")
             for version in 3...7 {
-                try files.write(String(format: "%04d_step.sql", version), "-- migrate:up\nALTER TABLE tallies ADD COLUMN c\(version) integer;\n")
+                try files.write(
+                    String(format: "%04d_step.sql", version), "-- migrate:up\nALTER TABLE tallies ADD COLUMN c\(version) integer;\n")
                 if version == 5 {
                     // Two racing processes, then one alone.
                     async let a = cli.run("migrate", "up")
@@ -162,7 +182,8 @@ struct PgBouncerTests {
                 }
             }
             try await Self.service(direct) { service in
-                let history = try await service.query("SELECT version, count(*)::int8 FROM structpg_migrations WHERE state = 'applied' GROUP BY version ORDER BY version")
+                let history = try await service.query(
+                    "SELECT version, count(*)::int8 FROM structpg_migrations WHERE state = 'applied' GROUP BY version ORDER BY version")
                 #expect(try history.map { try $0.decode((Int64, Int64).self) }.map { [$0.0, $0.1] } == (1...7).map { [Int64($0), 1] })
             }
         }

@@ -27,7 +27,8 @@ struct ShelfBook: StoredModel {
     static let words = [
         "Caf\u{E9}", "Cafe\u{301}", "Cafe", "cafe", "Caf", "\u{C5}ngstr\u{F6}m", "A\u{30A}ngstro\u{308}m", "\u{212B}ngstr\u{F6}m",
         "na\u{EF}ve", "nai\u{308}ve", "\u{D55C}\u{AD6D}\u{C5B4}", "\u{1112}\u{1161}\u{11AB}\u{1100}\u{116E}\u{11A8}\u{110B}\u{1165}",
-        "\u{1F44D}\u{1F3FD}", "\u{1F44D}", "\u{2764}\u{FE0F}", "\u{2764}", "\u{1F1EB}\u{1F1F7}", "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}",
+        "\u{1F44D}\u{1F3FD}", "\u{1F44D}", "\u{2764}\u{FE0F}", "\u{2764}", "\u{1F1EB}\u{1F1F7}",
+        "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}",
         "q\u{301}uiz", "quiz", "e\u{301}\u{323}", "\u{1EB9}\u{301}", "\u{915}\u{94D}\u{937}", "\u{915}\u{93F}", "\u{301}", "\u{1F3FD}",
         "Dune", "The Hobbit", "50% off_", "a\r\nb", "\u{1F4DA}", "\u{1F44D}\u{1F3FD}\u{200D}\u{1F4DA}", "\u{1F1E6}\u{1F1EB}\u{1F1F7}",
     ]
@@ -114,7 +115,10 @@ struct ShelfBook: StoredModel {
             ("title contains a flag", #Predicate<ShelfBook> { $0.title.contains("\u{1F1EB}\u{1F1F7}") }, .agrees),
             ("title contains half a flag", #Predicate<ShelfBook> { $0.title.contains("\u{1F1EB}") }, .agrees),
             ("title starts with 👨 + ZWJ", #Predicate<ShelfBook> { $0.title.starts(with: "\u{1F468}\u{200D}") }, .agrees),
-            ("title contains U+0301", #Predicate<ShelfBook> { $0.title.contains("\u{301}") }, .refused("it begins with U+0301, a combining mark")),
+            (
+                "title contains U+0301", #Predicate<ShelfBook> { $0.title.contains("\u{301}") },
+                .refused("it begins with U+0301, a combining mark")
+            ),
             ("title contains ष", #Predicate<ShelfBook> { $0.title.contains("\u{937}") }, .refused("an Indic consonant")),
             ("title.count > 4", #Predicate<ShelfBook> { $0.title.count > 4 }, .refused("counts Characters (grapheme clusters)")),
             ("price > 100", #Predicate<ShelfBook> { $0.price > 100 }, .agrees),
@@ -165,12 +169,16 @@ struct ShelfBook: StoredModel {
                     let fetched = try await service.fetch(ShelfBook.self, where: .predicate(predicate))
                     let got = Set(fetched.map(\.uuid))
                     let (sqlAlone, swiftAlone) = (got.subtracting(want), want.subtracting(got))
-                    #expect(sqlAlone.isEmpty && swiftAlone.isEmpty, "\(name) (seed \(seed)): SQL alone \(Self.titles(sqlAlone, books)), Swift alone \(Self.titles(swiftAlone, books))")
+                    #expect(
+                        sqlAlone.isEmpty && swiftAlone.isEmpty,
+                        "\(name) (seed \(seed)): SQL alone \(Self.titles(sqlAlone, books)), Swift alone \(Self.titles(swiftAlone, books))")
                     let counted = try await service.count(ShelfBook.self, where: .predicate(predicate))
                     #expect(counted == want.count, "count: \(name)")
                     if !want.isEmpty && want.count < books.count { informative += 1 }
                 case .refused(let reason):
-                    let error = await #expect(throws: StructPostgresError.self, "\(name)") { try await service.fetch(ShelfBook.self, where: .predicate(predicate)) }
+                    let error = await #expect(throws: StructPostgresError.self, "\(name)") {
+                        try await service.fetch(ShelfBook.self, where: .predicate(predicate))
+                    }
                     #expect(error?.code == .unsupportedPredicate, "\(name)")
                     #expect(error?.message.contains(reason) == true, "\(name): \(error?.message ?? "no error")")
                 }
@@ -209,7 +217,10 @@ struct ShelfBook: StoredModel {
                         let got = Set(try await service.fetch(ShelfBook.self, where: EntityFilter(filter)).map(\.uuid))
                         let want = Set(books.filter(expected).map(\.uuid))
                         let (sqlAlone, swiftAlone) = (got.subtracting(want), want.subtracting(got))
-                        #expect(sqlAlone.isEmpty && swiftAlone.isEmpty, "\(name) [\(scalars)] (seed \(seed)): SQL alone \(Self.titles(sqlAlone, books)), Swift alone \(Self.titles(swiftAlone, books))")
+                        #expect(
+                            sqlAlone.isEmpty && swiftAlone.isEmpty,
+                            "\(name) [\(scalars)] (seed \(seed)): SQL alone \(Self.titles(sqlAlone, books)), Swift alone \(Self.titles(swiftAlone, books))"
+                        )
                         agreed += 1
                     } catch let error as StructPostgresError where error.code == .unsupportedPredicate {
                         #expect(name != "starts(with:)" || error.message.contains("it ends with"), "\(name) [\(scalars)]: \(error.message)")
@@ -243,8 +254,14 @@ struct ShelfBook: StoredModel {
             ("title BEGINSWITH Cafe", try Filter(format: "title BEGINSWITH 'Cafe'"), { $0.title.starts(with: "Cafe") }),
             ("title CONTAINS e", try Filter(format: "title CONTAINS 'e'"), { Self.contains($0.title, "e") }),
             ("title ENDSWITH e", try Filter(format: "title ENDSWITH 'e'"), { Self.endsWith($0.title, "e") }),
-            ("title ENDSWITH öm (decomposed)", try Filter(format: "title ENDSWITH %@", "o\u{308}m"), { Self.endsWith($0.title, "\u{F6}m") }),
-            ("title ENDSWITH 🏽", try Filter(format: "title ENDSWITH %@", "x\u{1F44D}\u{1F3FD}"), { Self.endsWith($0.title, "x\u{1F44D}\u{1F3FD}") }),
+            (
+                "title ENDSWITH öm (decomposed)", try Filter(format: "title ENDSWITH %@", "o\u{308}m"),
+                { Self.endsWith($0.title, "\u{F6}m") }
+            ),
+            (
+                "title ENDSWITH 🏽", try Filter(format: "title ENDSWITH %@", "x\u{1F44D}\u{1F3FD}"),
+                { Self.endsWith($0.title, "x\u{1F44D}\u{1F3FD}") }
+            ),
             ("typed beginsWith q", EntityFilter<ShelfBook>.beginsWith(\.title, "q").filter, { $0.title.starts(with: "q") }),
             ("typed contains ö", EntityFilter<ShelfBook>.contains(\.title, "o\u{308}").filter, { Self.contains($0.title, "\u{F6}") }),
         ]
@@ -254,7 +271,9 @@ struct ShelfBook: StoredModel {
                 let want = Set(books.filter(expected).map(\.uuid))
                 let got = Set(try await service.fetch(ShelfBook.self, where: EntityFilter(filter)).map(\.uuid))
                 let (sqlAlone, swiftAlone) = (got.subtracting(want), want.subtracting(got))
-                #expect(sqlAlone.isEmpty && swiftAlone.isEmpty, "\(question): SQL alone \(Self.titles(sqlAlone, books)), Swift alone \(Self.titles(swiftAlone, books))")
+                #expect(
+                    sqlAlone.isEmpty && swiftAlone.isEmpty,
+                    "\(question): SQL alone \(Self.titles(sqlAlone, books)), Swift alone \(Self.titles(swiftAlone, books))")
             }
             let refused = await #expect(throws: StructPostgresError.self) {
                 try await service.fetch(ShelfBook.self, where: .format("title CONTAINS %@", "\u{301}"))
@@ -276,7 +295,9 @@ struct ShelfBook: StoredModel {
 
     /// The titles of `ids`, as scalars, for a message.
     private static func titles(_ ids: Set<UUID>, _ books: [ShelfBook]) -> [String] {
-        books.filter { ids.contains($0.uuid) }.prefix(5).map { $0.title.unicodeScalars.map { String($0.value, radix: 16) }.joined(separator: " ") }
+        books.filter { ids.contains($0.uuid) }.prefix(5).map {
+            $0.title.unicodeScalars.map { String($0.value, radix: 16) }.joined(separator: " ")
+        }
     }
 }
 

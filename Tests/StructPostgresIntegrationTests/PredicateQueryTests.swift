@@ -73,7 +73,10 @@ import Testing
                 ("NONE books.title CONTAINS 'Sale'", [], { !$0.books!.contains { $0.title!.contains("Sale") } }),
                 ("ANY books.author.name == %@", [name], { $0.books!.contains { $0.author?.name == name } }),
                 ("ALL books.author.name != nil", [], { $0.books!.allSatisfy { $0.author != nil } }),
-                ("brand == 'Store 000' OR ANY books.title CONTAINS 'Sale'", [], { $0.brand == "Store 000" || $0.books!.contains { $0.title!.contains("Sale") } }),
+                (
+                    "brand == 'Store 000' OR ANY books.title CONTAINS 'Sale'", [],
+                    { $0.brand == "Store 000" || $0.books!.contains { $0.title!.contains("Sale") } }
+                ),
             ]
             for (format, arguments, expected) in cases {
                 let filter = try Filter(format: format, arguments: arguments)
@@ -88,7 +91,8 @@ import Testing
             let graph = try await seed(service)
             let book = graph[1].books![2]
             let reviews = try await service.fetch(
-                ReviewModel.self, where: .format("bookID == %@", book.uuid), sortedBy: [.descending("createdAt")], limit: 50, loading: .none)
+                ReviewModel.self, where: .format("bookID == %@", book.uuid), sortedBy: [.descending("createdAt")], limit: 50, loading: .none
+            )
             #expect(reviews.map(\.uuid) == book.reviews!.reversed().map(\.uuid))
             #expect(log.all.last?.hasSuffix("ORDER BY \"created_at\" DESC LIMIT 50") == true)
 
@@ -162,9 +166,12 @@ import Testing
             let bookCases: [(String, (BookModel) -> Bool)] = [
                 ("reviews.@count == 2", { $0.reviews!.count == 2 }),
                 ("reviews.@count < 2", { $0.reviews!.count < 2 }),
-                ("reviews.@count == 0 OR title MATCHES 'Title 00[12]-0[13]'", {
-                    $0.reviews!.isEmpty || $0.title!.wholeMatch(of: /Title 00[12]-0[13]/) != nil
-                }),
+                (
+                    "reviews.@count == 0 OR title MATCHES 'Title 00[12]-0[13]'",
+                    {
+                        $0.reviews!.isEmpty || $0.title!.wholeMatch(of: /Title 00[12]-0[13]/) != nil
+                    }
+                ),
                 ("title MATCHES[c] 'title 001-.*'", { $0.title!.lowercased().hasPrefix("title 001-") }),
                 ("NOT title MATCHES 'Title.*'", { !$0.title!.hasPrefix("Title") }),
                 ("title MATCHES 'Title'", { $0.title == "Title" }),
@@ -176,7 +183,8 @@ import Testing
             }
             let stores = try await service.fetch(StoreModel.self, where: .format("books.@count > 3"), loading: .none)
             #expect(stores.map(\.uuid).sorted() == [graph[0].uuid, graph[1].uuid].sorted(), "a count through the join table")
-            let typed = try await service.fetch(BookModel.self, where: .matches(\BookEntity.title, "TITLE 002-0[0-9]", caseInsensitive: true), loading: .none)
+            let typed = try await service.fetch(
+                BookModel.self, where: .matches(\BookEntity.title, "TITLE 002-0[0-9]", caseInsensitive: true), loading: .none)
             #expect(Set(typed.map(\.uuid)) == Set(books.filter { $0.title!.hasPrefix("Title 002-0") }.map(\.uuid)))
 
             let badPattern = await #expect(throws: StructPostgresError.self) {

@@ -36,7 +36,8 @@ import Testing
         try await withTables(BookSchema.create, pool: Self.onePool) { service, _ in
             _ = try await service.fetch(Novel.self, where: .equal("title", "Dune"))
             try await service.update(entities: [Novel(uuid: UUID(), title: "Dune", price: 9, publisher: nil)])
-            let rows = try await service.query("""
+            let rows = try await service.query(
+                """
                 SELECT name, parameter_types::text[] FROM pg_prepared_statements WHERE statement LIKE '%"books"%' ORDER BY name
                 """)
             let statements = try rows.map { try $0.decode((String, [String]).self) }

@@ -11,9 +11,11 @@ import Testing
         let silent = try SilentListener()
         // First a host that takes connections and never answers (each attempt waits for connect_timeout), then the
         // test's server; read-write makes every first call look for the primary.
-        let url = database.url.replacingOccurrences(of: "@", with: "@127.0.0.1:\(silent.port),", range: database.url.range(of: "@"))
+        let url =
+            database.url.replacingOccurrences(of: "@", with: "@127.0.0.1:\(silent.port),", range: database.url.range(of: "@"))
             + (database.url.contains("?") ? "&" : "?") + "target_session_attrs=read-write&connect_timeout=5"
-        let configuration = PostgresService.Configuration(connection: try ConnectionSettings(url: url), pool: PoolOptions(maxConnections: 4))
+        let configuration = PostgresService.Configuration(
+            connection: try ConnectionSettings(url: url), pool: PoolOptions(maxConnections: 4))
         try await PostgresService.withService(configuration: configuration) { service in
             let searcher = Task { try await service.query("SELECT 1") }
             try await Task.sleep(for: .milliseconds(200))

@@ -12,8 +12,9 @@ func makeGraph(stores: Int, booksPerStore: Int, reviewsPerBook: Int, authors: In
         let books = (0..<booksPerStore).map { b -> BookModel in
             let id = UUID()
             let reviews = (0..<reviewsPerBook).map { r in
-                ReviewModel(uuid: UUID(), bookID: id, content: "review \(r) of \(s)/\(b)",
-                            createdAt: start.addingTimeInterval(Double(r * 60)), userID: nil)
+                ReviewModel(
+                    uuid: UUID(), bookID: id, content: "review \(r) of \(s)/\(b)",
+                    createdAt: start.addingTimeInterval(Double(r * 60)), userID: nil)
             }
             return BookModel(
                 uuid: id, title: String(format: "Title %03d-%02d", s, b), price: Double(b) + 0.5, publisher: b % 3 == 0 ? nil : "Pub",
@@ -25,8 +26,10 @@ func makeGraph(stores: Int, booksPerStore: Int, reviewsPerBook: Int, authors: In
 
 /// The SQL of data statements, catalog reads left out.
 func dataStatements(_ log: StatementLog) -> [String] {
-    log.all.filter { !$0.contains("pg_catalog") && !$0.contains("pg_attribute") && !$0.contains("pg_constraint")
-        && !$0.contains("pg_index") && !$0.contains("to_regclass") }
+    log.all.filter {
+        !$0.contains("pg_catalog") && !$0.contains("pg_attribute") && !$0.contains("pg_constraint")
+            && !$0.contains("pg_index") && !$0.contains("to_regclass")
+    }
 }
 
 @Suite struct RelationshipGraphTests {
@@ -94,7 +97,9 @@ func dataStatements(_ log: StatementLog) -> [String] {
                 try await service.fetch(StoreModel.self, loading: .only("books.writer"))
             }
             #expect(error?.code == .invalidConfiguration)
-            #expect(error?.message == "cannot load 'writer': BookEntity has no relationship of that name; its relationships are author, reviews")
+            #expect(
+                error?.message == "cannot load 'writer': BookEntity has no relationship of that name; its relationships are author, reviews"
+            )
         }
     }
 

@@ -14,7 +14,7 @@ private struct OwningStore: Sendable {
 private struct OwningStoreEntity: EntityProtocol {
     static let table = "stores"
     static let relationships: [Relationship<Self>] = [
-        .toMany("books", \.$books, through: "store_books", onRemove: .deleteOrphans),
+        .toMany("books", \.$books, through: "store_books", onRemove: .deleteOrphans)
     ]
     var uuid: UUID
     var brand: String
@@ -137,7 +137,10 @@ extension OwningStore: EntityConvertible {
             #expect(error?.relationship == "FlatBook.author")
             #expect(error?.column == "author_id")
             #expect(error?.property == "authorID")
-            #expect(error?.message == "relationship FlatBook.author: author_id=\(missing.uuidString.lowercased()) is neither in this batch nor in table 'authors'; nothing was written")
+            #expect(
+                error?.message
+                    == "relationship FlatBook.author: author_id=\(missing.uuidString.lowercased()) is neither in this batch nor in table 'authors'; nothing was written"
+            )
             #expect(try await rowCount("books", service) == 0)
         }
     }
@@ -149,7 +152,8 @@ extension OwningStore: EntityConvertible {
             graph[0].books![1].reviews![1].userID = missing
             let error = await #expect(throws: StructPostgresError.self) { try await service.update(entities: graph) }
             #expect(error?.relationship == "ReviewModel.user")
-            #expect(error?.message.contains("user_id=\(missing.uuidString.lowercased()) is neither in this batch nor in table 'users'") == true)
+            #expect(
+                error?.message.contains("user_id=\(missing.uuidString.lowercased()) is neither in this batch nor in table 'users'") == true)
             for table in ["stores", "authors", "books", "reviews", "store_books"] {
                 let count = try await rowCount(table, service)
                 #expect(count == 0, "\(table)")
@@ -256,11 +260,17 @@ private struct TwoWayUser: StoredModel {
         ) { service, _ in
             // Refused before any row exists too: a test on empty tables finds the mistake.
             let empty = await #expect(throws: StructPostgresError.self) { try await service.fetch(Shelf.self) }
-            #expect(empty?.message == "relationship Shelf.store: table 'shelves' has no foreign key to 'stores'; declare one in a migration or name the column with column:")
+            #expect(
+                empty?.message
+                    == "relationship Shelf.store: table 'shelves' has no foreign key to 'stores'; declare one in a migration or name the column with column:"
+            )
             try await service.update(entities: [Shelf(uuid: UUID(), storeID: UUID())])
             let error = await #expect(throws: StructPostgresError.self) { try await service.fetch(Shelf.self) }
             #expect(error?.code == .invalidConfiguration)
-            #expect(error?.message == "relationship Shelf.store: table 'shelves' has no foreign key to 'stores'; declare one in a migration or name the column with column:")
+            #expect(
+                error?.message
+                    == "relationship Shelf.store: table 'shelves' has no foreign key to 'stores'; declare one in a migration or name the column with column:"
+            )
         }
     }
 
@@ -270,7 +280,10 @@ private struct TwoWayUser: StoredModel {
         ) { service, _ in
             try await service.update(entities: [TwoWayUser(uuid: UUID())])
             let error = await #expect(throws: StructPostgresError.self) { try await service.fetch(TwoWayUser.self) }
-            #expect(error?.message == "relationship TwoWayUser.friend: table 'pals' has 2 foreign keys to 'pals' (best_id, worst_id); name the one to use with column:")
+            #expect(
+                error?.message
+                    == "relationship TwoWayUser.friend: table 'pals' has 2 foreign keys to 'pals' (best_id, worst_id); name the one to use with column:"
+            )
         }
     }
 }

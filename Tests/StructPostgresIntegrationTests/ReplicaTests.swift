@@ -19,7 +19,11 @@ struct ServerRole: StoredModel {
 
 /// Read replicas and failover against real servers: a throwaway primary and a streaming replica made from it with
 /// `pg_basebackup -R`, each test its own pair (a test stops or promotes servers).
-@Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["DATABASE_URL"] == nil, "replicas are started next to the local cluster; DATABASE_URL is set"))
+@Suite(
+    .serialized,
+    .enabled(
+        if: ProcessInfo.processInfo.environment["DATABASE_URL"] == nil,
+        "replicas are started next to the local cluster; DATABASE_URL is set"))
 struct ReplicaTests {
     private func withPair(_ body: (LocalPostgresCluster, LocalPostgresCluster) async throws -> Void) async throws {
         let primary = try LocalPostgresCluster.start()
@@ -39,7 +43,8 @@ struct ReplicaTests {
         }
         try await PostgresService.withService(configuration: .init(connection: replica.settings)) { service in
             for _ in 0..<500 {
-                let caughtUp = try await service.query("SELECT pg_last_wal_replay_lsn() >= \(unescaped: "'\(lsn)'")::pg_lsn")[0].decode(Bool.self)
+                let caughtUp = try await service.query("SELECT pg_last_wal_replay_lsn() >= \(unescaped: "'\(lsn)'")::pg_lsn")[0].decode(
+                    Bool.self)
                 if caughtUp { return }
                 try await Task.sleep(for: .milliseconds(20))
             }
@@ -120,7 +125,8 @@ struct ReplicaTests {
     @Test func aMultiHostURLFindsThePrimaryAndAfterFailoverWritesToThePromotedReplica() async throws {
         try await withPair { primary, replica in
             let (p, r) = (primary.settings, replica.settings)
-            let url = "postgres://postgres:\(p.password ?? "")@127.0.0.1:\(r.port),127.0.0.1:\(p.port)/postgres?sslmode=disable&target_session_attrs=read-write"
+            let url =
+                "postgres://postgres:\(p.password ?? "")@127.0.0.1:\(r.port),127.0.0.1:\(p.port)/postgres?sslmode=disable&target_session_attrs=read-write"
             let settings = try ConnectionSettings(url: url)
             #expect(settings.endpoints.map(\.port) == [r.port, p.port])
             try await PostgresService.withService(configuration: .init(connection: settings)) { service in

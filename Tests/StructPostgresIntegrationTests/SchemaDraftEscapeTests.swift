@@ -29,17 +29,19 @@ import Testing
             properties: [PropertyShape(key: "uuid", kind: .uuid, optional: false)]
                 + Self.unsafe.map { PropertyShape(key: Self.injected($0), kind: .string, optional: false) })
         try await withTables("CREATE TABLE victims (id int)") { service, _ in
-            try await withFreshTag(FreshDepth.take(), WithModel(shape) { models in
-                let draft = try await service.draftMigration(for: models)
-                let text = draft.files.joined(separator: "\n")
-                #expect(!Self.holdsUnsafe(text), "\(text.debugDescription)")
-                #expect(text.contains(#"U&"x\+00000A"#), "\(text)")
-                try await DraftHarness(service).apply(draft)
-                #expect(try await Self.victimsExist(service))
-                let report = try await service.schemaReport(for: models)
-                #expect(report.matches, "\(report)")
-                #expect(try await service.draftMigration(for: models).isEmpty)
-            })
+            try await withFreshTag(
+                FreshDepth.take(),
+                WithModel(shape) { models in
+                    let draft = try await service.draftMigration(for: models)
+                    let text = draft.files.joined(separator: "\n")
+                    #expect(!Self.holdsUnsafe(text), "\(text.debugDescription)")
+                    #expect(text.contains(#"U&"x\+00000A"#), "\(text)")
+                    try await DraftHarness(service).apply(draft)
+                    #expect(try await Self.victimsExist(service))
+                    let report = try await service.schemaReport(for: models)
+                    #expect(report.matches, "\(report)")
+                    #expect(try await service.draftMigration(for: models).isEmpty)
+                })
         }
     }
 
@@ -47,23 +49,27 @@ import Testing
         let columns = Self.unsafe.map { "\"\(Self.injected($0))\" text NOT NULL" }.joined(separator: ", ")
         let shape = ModelShape(
             table: "gadgets",
-            properties: [PropertyShape(key: "uuid", kind: .uuid, optional: false), PropertyShape(key: "label", kind: .string, optional: true)])
+            properties: [
+                PropertyShape(key: "uuid", kind: .uuid, optional: false), PropertyShape(key: "label", kind: .string, optional: true),
+            ])
         try await withTables("CREATE TABLE victims (id int)", "CREATE TABLE gadgets (uuid uuid PRIMARY KEY, \(columns))") { service, _ in
-            try await withFreshTag(FreshDepth.take(), WithModel(shape) { models in
-                let draft = try await service.draftMigration(for: models)
-                let text = draft.files.joined(separator: "\n")
-                #expect(!Self.holdsUnsafe(text), "\(text.debugDescription)")
-                for line in text.split(separator: "\n") {
-                    #expect(line.hasPrefix("-- ") || line.hasPrefix(#"ALTER TABLE "gadgets" ADD COLUMN "label" text;"#), "\(line)")
-                }
-                #expect(draft.reviews.count == Self.unsafe.count, "\(draft.reviews)")
-                try await DraftHarness(service).apply(draft)
-                #expect(try await Self.victimsExist(service))
-                let report = try await service.schemaReport(for: models)
-                #expect(report.mismatches.count == Self.unsafe.count)
-                #expect(report.description.split(separator: "\n").count == Self.unsafe.count + 1, "one line per mismatch")
-                #expect(!Self.holdsUnsafe(report.description))
-            })
+            try await withFreshTag(
+                FreshDepth.take(),
+                WithModel(shape) { models in
+                    let draft = try await service.draftMigration(for: models)
+                    let text = draft.files.joined(separator: "\n")
+                    #expect(!Self.holdsUnsafe(text), "\(text.debugDescription)")
+                    for line in text.split(separator: "\n") {
+                        #expect(line.hasPrefix("-- ") || line.hasPrefix(#"ALTER TABLE "gadgets" ADD COLUMN "label" text;"#), "\(line)")
+                    }
+                    #expect(draft.reviews.count == Self.unsafe.count, "\(draft.reviews)")
+                    try await DraftHarness(service).apply(draft)
+                    #expect(try await Self.victimsExist(service))
+                    let report = try await service.schemaReport(for: models)
+                    #expect(report.mismatches.count == Self.unsafe.count)
+                    #expect(report.description.split(separator: "\n").count == Self.unsafe.count + 1, "one line per mismatch")
+                    #expect(!Self.holdsUnsafe(report.description))
+                })
         }
     }
 
@@ -78,14 +84,16 @@ import Testing
                 PropertyShape(key: long, kind: .int, optional: false),
             ])
         try await withTables { service, _ in
-            try await withFreshTag(FreshDepth.take(), WithModel(shape) { models in
-                let draft = try await service.draftMigration(for: models)
-                #expect(draft.reviews.contains { $0.contains("holds a NUL character") }, "\(draft.reviews)")
-                #expect(draft.reviews.contains { $0.contains("longer than 63 bytes") }, "\(draft.reviews)")
-                try await DraftHarness(service).apply(draft)
-                let report = try await service.schemaReport(for: models)
-                #expect(report.mismatches.map(\.kind) == [.missingColumn, .missingColumn], "\(report)")
-            })
+            try await withFreshTag(
+                FreshDepth.take(),
+                WithModel(shape) { models in
+                    let draft = try await service.draftMigration(for: models)
+                    #expect(draft.reviews.contains { $0.contains("holds a NUL character") }, "\(draft.reviews)")
+                    #expect(draft.reviews.contains { $0.contains("longer than 63 bytes") }, "\(draft.reviews)")
+                    try await DraftHarness(service).apply(draft)
+                    let report = try await service.schemaReport(for: models)
+                    #expect(report.mismatches.map(\.kind) == [.missingColumn, .missingColumn], "\(report)")
+                })
         }
     }
 

@@ -105,7 +105,8 @@ private struct Writer: StoredModel {
     @Test func aSelfJoinTableWithoutColumnNamesIsAReviewLine() async throws {
         try await withTables { service, _ in
             let draft = try await service.draftMigration(for: [Person.self])
-            #expect(draft.reviews.contains { $0.contains("both columns of join table friendships would be named people_id") }, "\(draft.up)")
+            #expect(
+                draft.reviews.contains { $0.contains("both columns of join table friendships would be named people_id") }, "\(draft.up)")
             #expect(!draft.files.joined().contains("CREATE TABLE \"friendships\""))
             try await DraftHarness(service).apply(draft)
             #expect(try await rowCount("people", service) == 0, "the table itself was created")

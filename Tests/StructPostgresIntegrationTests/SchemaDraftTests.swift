@@ -39,7 +39,8 @@ private struct VolumeWithIsbn: StoredModel {
     /// Writes the draft's files as the next migrations of `folder` and applies them.
     private func apply(_ draft: MigrationDraft, in folder: URL, from version: Int, _ service: PostgresService) async throws {
         for (offset, text) in draft.files.enumerated() {
-            try text.write(to: folder.appendingPathComponent(String(format: "%04d_draft.sql", version + offset)), atomically: true, encoding: .utf8)
+            try text.write(
+                to: folder.appendingPathComponent(String(format: "%04d_draft.sql", version + offset)), atomically: true, encoding: .utf8)
         }
         try await Migrator(service: service, migrations: try MigrationSet(directory: folder)).migrate()
     }
@@ -58,7 +59,8 @@ private struct VolumeWithIsbn: StoredModel {
             #expect(try await service.draftMigration(for: [Volume.self, Shelf.self]).isEmpty)
 
             let shelf = Shelf(uuid: UUID(), label: "A", capacity: 3)
-            let volume = Volume(uuid: UUID(), title: "Dune", shelfID: shelf.uuid, tags: ["sf"], price: 9.5, addedAt: Date(timeIntervalSince1970: 0))
+            let volume = Volume(
+                uuid: UUID(), title: "Dune", shelfID: shelf.uuid, tags: ["sf"], price: 9.5, addedAt: Date(timeIntervalSince1970: 0))
             try await service.update(entities: [shelf])
             try await service.update(entities: [volume])
 
@@ -74,7 +76,9 @@ private struct VolumeWithIsbn: StoredModel {
 
     /// Nothing a draft runs drops a table, a column or an index, or changes a type: those are `-- review:` lines.
     @Test func aDraftNeverDropsOrChangesATypeOutsideAReviewLine() async throws {
-        try await withTables("CREATE TABLE volumes (uuid uuid NOT NULL, title integer, shelf_id uuid, tags text[] NOT NULL, price numeric, added_at timestamptz NOT NULL)") { service, _ in
+        try await withTables(
+            "CREATE TABLE volumes (uuid uuid NOT NULL, title integer, shelf_id uuid, tags text[] NOT NULL, price numeric, added_at timestamptz NOT NULL)"
+        ) { service, _ in
             let draft = try await service.draftMigration(for: [VolumeWithIsbn.self, Shelf.self])
             let lines = (draft.up + draft.down + draft.concurrentUp + draft.concurrentDown).flatMap { $0.split(separator: "\n") }
             for line in lines where !line.hasPrefix("-- review:") {
@@ -99,7 +103,8 @@ private struct VolumeWithIsbn: StoredModel {
             let draft = try await service.draftMigration(for: models)
             print(draft.files.joined(separator: "\n"))
             for (offset, text) in draft.files.enumerated() {
-                try text.write(to: folder.appendingPathComponent(String(format: "%04d_draft.sql", 1 + offset)), atomically: true, encoding: .utf8)
+                try text.write(
+                    to: folder.appendingPathComponent(String(format: "%04d_draft.sql", 1 + offset)), atomically: true, encoding: .utf8)
             }
             try await Migrator(service: service, migrations: try MigrationSet(directory: folder)).migrate()
             let report = try await service.schemaReport(for: models)

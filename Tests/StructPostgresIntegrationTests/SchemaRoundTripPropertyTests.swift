@@ -32,25 +32,47 @@ import Testing
             }
             return (pattern, [shape])
         case .toOne, .toOneWithBackReference:
-            var first = ModelShape(table: a, properties: [uuid, link("oneBID")] + properties(), relationships: [.toOne(name: "oneB", target: RoleB.self)])
+            var first = ModelShape(
+                table: a, properties: [uuid, link("oneBID")] + properties(), relationships: [.toOne(name: "oneB", target: RoleB.self)])
             var second = ModelShape(table: b, properties: [uuid] + properties())
-            if pattern == .toOneWithBackReference { second.relationships = [.backReference(name: "manyA", target: RoleA.self, column: "oneBID")] }
+            if pattern == .toOneWithBackReference {
+                second.relationships = [.backReference(name: "manyA", target: RoleA.self, column: "oneBID")]
+            }
             first.properties.shuffle(using: &random)
             return (pattern, [first, second])
         case .manyToMany:
-            return (pattern, [
-                ModelShape(table: a, properties: [uuid] + properties(), relationships: [.through(name: "manyB", target: RoleB.self, table: "rt\(index)_links")]),
-                ModelShape(table: b, properties: [uuid] + properties()),
-            ])
+            return (
+                pattern,
+                [
+                    ModelShape(
+                        table: a, properties: [uuid] + properties(),
+                        relationships: [.through(name: "manyB", target: RoleB.self, table: "rt\(index)_links")]),
+                    ModelShape(table: b, properties: [uuid] + properties()),
+                ]
+            )
         case .selfReference:
-            return (pattern, [ModelShape(
-                table: a, properties: [uuid, link("oneAID")] + properties(),
-                relationships: [.toOne(name: "oneA", target: RoleA.self), .backReference(name: "manyA", target: RoleA.self, column: "oneAID")])])
+            return (
+                pattern,
+                [
+                    ModelShape(
+                        table: a, properties: [uuid, link("oneAID")] + properties(),
+                        relationships: [
+                            .toOne(name: "oneA", target: RoleA.self), .backReference(name: "manyA", target: RoleA.self, column: "oneAID"),
+                        ])
+                ]
+            )
         case .cycle:
-            return (pattern, [
-                ModelShape(table: a, properties: [uuid, link("oneBID")] + properties(), relationships: [.toOne(name: "oneB", target: RoleB.self)]),
-                ModelShape(table: b, properties: [uuid, link("oneAID")] + properties(), relationships: [.toOne(name: "oneA", target: RoleA.self)]),
-            ])
+            return (
+                pattern,
+                [
+                    ModelShape(
+                        table: a, properties: [uuid, link("oneBID")] + properties(),
+                        relationships: [.toOne(name: "oneB", target: RoleB.self)]),
+                    ModelShape(
+                        table: b, properties: [uuid, link("oneAID")] + properties(),
+                        relationships: [.toOne(name: "oneA", target: RoleA.self)]),
+                ]
+            )
         }
     }
 
@@ -119,7 +141,9 @@ import Testing
         }
 
         /// The loaded relationships link what was written.
-        private func checkRelationships<Tag>(_ read: [DynamicModel<Tag, RoleA>], _ written: [DynamicModel<Tag, RoleA>], _ context: String) throws {
+        private func checkRelationships<Tag>(_ read: [DynamicModel<Tag, RoleA>], _ written: [DynamicModel<Tag, RoleA>], _ context: String)
+            throws
+        {
             let byKey = Dictionary(read.map { ($0.values["uuid"], $0) }, uniquingKeysWith: { a, _ in a })
             for row in written {
                 let loaded = try #require(byKey[row.values["uuid"]], "\(context)")
@@ -157,12 +181,15 @@ import Testing
                 models += shapes.count
                 kinds.formUnion(shapes.flatMap { $0.properties.map(\.kind) })
                 patterns.insert("\(pattern)")
-                try await withFreshTag(depths + index, Check(index: index, pattern: pattern, shapes: shapes, harness: harness, seed: random.next()))
+                try await withFreshTag(
+                    depths + index, Check(index: index, pattern: pattern, shapes: shapes, harness: harness, seed: random.next()))
             }
         }
         print("SchemaRoundTripPropertyTests: \(models) models in \(graphs) graphs, seed \(seed), \(clock.now - start)")
         #expect(models >= 200, "seed \(seed)")
         #expect(patterns.count == Pattern.allCases.count, "every pattern ran (seed \(seed))")
-        #expect(Set(ValueKind.scalars).isSubset(of: kinds), "every scalar type ran (seed \(seed)): missing \(Set(ValueKind.scalars).subtracting(kinds))")
+        #expect(
+            Set(ValueKind.scalars).isSubset(of: kinds),
+            "every scalar type ran (seed \(seed)): missing \(Set(ValueKind.scalars).subtracting(kinds))")
     }
 }

@@ -8,11 +8,11 @@ import Testing
 private struct Gadget: StoredModel {
     static let table = "gadgets"
     var uuid: UUID
-    var name: String          // nullable column: a NULL would not read back
-    var nickname: String?     // NOT NULL column: nil would not write
-    var weight: Int           // text column: an Int is refused by the write path
-    var colour: String        // no column at all
-    var madeAt: Date          // agrees
+    var name: String  // nullable column: a NULL would not read back
+    var nickname: String?  // NOT NULL column: nil would not write
+    var weight: Int  // text column: an Int is refused by the write path
+    var colour: String  // no column at all
+    var madeAt: Date  // agrees
 }
 
 /// A to-one relationship through a column without a foreign key constraint.
@@ -67,8 +67,9 @@ private let ddl = [
             let report = try await service.schemaReport(for: [Gadget.self, Part.self, Phantom.self])
             let found = report.mismatches.filter { $0.kind == kind }
             #expect(found.count == 1, "\(kind): \(report)")
-            #expect(found.first?.entity == entity && found.first?.property == property && found.first?.column == column,
-                    "\(kind): \(found)")
+            #expect(
+                found.first?.entity == entity && found.first?.property == property && found.first?.column == column,
+                "\(kind): \(found)")
             #expect(found.first?.message.contains(says) == true, "\(kind): \(found.first?.message ?? "not found")")
         }
     }
@@ -84,7 +85,9 @@ private let ddl = [
             #expect(kinds == expectedKinds, "\(report)")
             let named: [String] = report.mismatches.compactMap { $0.property } + report.mismatches.compactMap { $0.column }
             #expect(!named.contains("madeAt") && !named.contains("created") && !named.contains("note"), "\(report)")
-            let error = await #expect(throws: StructPostgresError.self) { try await service.verifySchema(of: [Gadget.self, Part.self, Phantom.self]) }
+            let error = await #expect(throws: StructPostgresError.self) {
+                try await service.verifySchema(of: [Gadget.self, Part.self, Phantom.self])
+            }
             #expect(error?.code == .schemaMismatch)
             #expect(error?.message.hasPrefix("8 mismatches between the models and the schema:") == true, "\(error?.message ?? "")")
             #expect(!log.all.contains { $0.hasPrefix("INSERT") || $0.hasPrefix("CREATE") || $0.hasPrefix("ALTER") }, "verify only reads")
@@ -94,13 +97,14 @@ private let ddl = [
     /// Fixing the schema makes the report empty: the checks follow the catalog, read afresh on every call.
     @Test func afterTheSchemaIsFixedTheReportIsEmpty() async throws {
         try await withTables(ddl[0], ddl[1]) { service, _ in
-            try await service.execute(unsafeSQL: """
-                ALTER TABLE gadgets ALTER COLUMN name SET NOT NULL, ALTER COLUMN nickname DROP NOT NULL,
-                    ALTER COLUMN weight TYPE bigint USING 0, ADD COLUMN colour text NOT NULL, ALTER COLUMN serial SET DEFAULT '',
-                    ADD PRIMARY KEY (uuid);
-                ALTER TABLE parts ADD FOREIGN KEY (gadget_id) REFERENCES gadgets;
-                CREATE TABLE phantoms (uuid uuid PRIMARY KEY);
-                """)
+            try await service.execute(
+                unsafeSQL: """
+                    ALTER TABLE gadgets ALTER COLUMN name SET NOT NULL, ALTER COLUMN nickname DROP NOT NULL,
+                        ALTER COLUMN weight TYPE bigint USING 0, ADD COLUMN colour text NOT NULL, ALTER COLUMN serial SET DEFAULT '',
+                        ADD PRIMARY KEY (uuid);
+                    ALTER TABLE parts ADD FOREIGN KEY (gadget_id) REFERENCES gadgets;
+                    CREATE TABLE phantoms (uuid uuid PRIMARY KEY);
+                    """)
             let report = try await service.schemaReport(for: [Gadget.self, Part.self, Phantom.self])
             #expect(report.matches, "\(report)")
         }

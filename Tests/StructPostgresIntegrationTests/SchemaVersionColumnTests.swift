@@ -77,7 +77,8 @@ private struct MisnamedVersion: StoredModel {
     }
 
     @Test func aVersionKeyThatNamesNoPropertyIsReported() async throws {
-        try await withTables("CREATE TABLE tickets (uuid uuid PRIMARY KEY, title text NOT NULL, version integer NOT NULL DEFAULT 1)") { service, _ in
+        try await withTables("CREATE TABLE tickets (uuid uuid PRIMARY KEY, title text NOT NULL, version integer NOT NULL DEFAULT 1)") {
+            service, _ in
             let report = try await service.schemaReport(for: [MisnamedVersion.self])
             #expect(report.mismatches.map(\.kind) == [.versionColumn], "\(report)")
             #expect(report.mismatches.first?.property == "revision")

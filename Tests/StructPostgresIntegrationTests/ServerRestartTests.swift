@@ -7,7 +7,11 @@ import Testing
 /// Servers that go away while calls are under way: every call ends, with its result or an error, and none waits
 /// for ever (a statement written to a connection just as it closes, a lease counting on a connection that has
 /// just closed). A server of its own, restarted or stopped with `pg_ctl`.
-@Suite(.serialized, .tags(.timed), .timeLimit(.minutes(3)), .enabled(if: ProcessInfo.processInfo.environment["DATABASE_URL"] == nil, "the server to restart is started next to the local cluster; DATABASE_URL is set"))
+@Suite(
+    .serialized, .tags(.timed), .timeLimit(.minutes(3)),
+    .enabled(
+        if: ProcessInfo.processInfo.environment["DATABASE_URL"] == nil,
+        "the server to restart is started next to the local cluster; DATABASE_URL is set"))
 struct ServerRestartTests {
     private final class Load: Sendable {
         let stopping = Atomic(false)

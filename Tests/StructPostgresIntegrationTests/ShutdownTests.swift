@@ -135,11 +135,13 @@ private enum Ending: Sendable, CustomStringConvertible {
             let open = try await PostgresService.withService(configuration: .init(connection: database.settings)) { inspector in
                 var open: [String] = []
                 for _ in 0..<100 {
-                    open = try await inspector.query("""
+                    open = try await inspector.query(
+                        """
                         SELECT format('pid %s, %s, since %s, waiting for %s/%s: %s', pid, state, backend_start - now(),
                                       wait_event_type, wait_event, left(query, 120))
                         FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
-                        """).map { try $0.decode(String.self) }
+                        """
+                    ).map { try $0.decode(String.self) }
                     if open.isEmpty { break }
                     try await Task.sleep(for: .milliseconds(50))
                 }

@@ -71,7 +71,8 @@ private struct Sparse: StoredModel, Equatable {
     @Test func aRowThatFitsThePlanTakesItAndOneThatDoesNotGoesTheGeneralWay() async throws {
         try await withTables(Gauge.create) { service, _ in
             try await service.update(entities: [Gauge(uuid: UUID(), note: "first")])
-            let plan = try #require(service.runtime.upserts.singleRowPlan(.init(entity: ObjectIdentifier(Gauge.self), conflict: .updateAll)))
+            let plan = try #require(
+                service.runtime.upserts.singleRowPlan(.init(entity: ObjectIdentifier(Gauge.self), conflict: .updateAll)))
             #expect(plan.prepare(Gauge(uuid: UUID(), small: 7, note: "fits"), options: .upsert) != nil)
             #expect(plan.prepare(Gauge(uuid: UUID(), note: nil), options: .upsert) != nil, "a null is bound with the column's type")
             #expect(plan.prepare(Gauge(uuid: UUID(), code: "toolong"), options: .upsert) == nil)
@@ -122,11 +123,14 @@ private struct Sparse: StoredModel, Equatable {
             for code in ["x", "y"] {
                 var chosen = other
                 (chosen.small, chosen.code) = (50, code)
-                #expect(try await service.update(entities: [chosen], options: .updating("small")) == (code == "x" ? UpsertResult(updated: 1) : UpsertResult(unchanged: 1)))
+                #expect(
+                    try await service.update(entities: [chosen], options: .updating("small"))
+                        == (code == "x" ? UpsertResult(updated: 1) : UpsertResult(unchanged: 1)))
             }
             var expected = other
             expected.small = 50
-            #expect(try await service.fetch(Gauge.self, where: .equal("uuid", other.uuid)) == [expected], "only the chosen column is updated")
+            #expect(
+                try await service.fetch(Gauge.self, where: .equal("uuid", other.uuid)) == [expected], "only the chosen column is updated")
         }
     }
 
@@ -161,7 +165,10 @@ private struct Sparse: StoredModel, Equatable {
             #expect(error?.code == .foreignKeyViolation)
             #expect(error?.relationship == "FlatBook.author")
             #expect(error?.property == "authorID")
-            #expect(error?.message == "relationship FlatBook.author: author_id=\(missing.uuidString.lowercased()) is neither in this batch nor in table 'authors'; nothing was written")
+            #expect(
+                error?.message
+                    == "relationship FlatBook.author: author_id=\(missing.uuidString.lowercased()) is neither in this batch nor in table 'authors'; nothing was written"
+            )
             #expect(try await rowCount("books", service) == 1)
         }
     }

@@ -40,8 +40,9 @@ import ServiceLifecycle
             configuration: .init(
                 services: [
                     .init(service: service),
-                    .init(service: Client(database: service) { value in answer.withLock { $0 = value } },
-                          successTerminationBehavior: .gracefullyShutdownGroup),
+                    .init(
+                        service: Client(database: service) { value in answer.withLock { $0 = value } },
+                        successTerminationBehavior: .gracefullyShutdownGroup),
                 ],
                 logger: logger))
         try await group.run()

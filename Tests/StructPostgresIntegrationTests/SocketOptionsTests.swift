@@ -47,8 +47,10 @@ import Glibc
             let channel = try #require(Mirror(reflecting: connection).descendant("channel") as? any Channel)
             if case .unixDomainSocket = channel.remoteAddress { return nil }
             var values: [SocketOptionValue] = []
-            for (level, name) in [(SOL_SOCKET, SO_KEEPALIVE), (Int32(IPPROTO_TCP), TCP_KEEPIDLE), (Int32(IPPROTO_TCP), TCP_KEEPINTVL),
-                                  (Int32(IPPROTO_TCP), TCP_KEEPCNT), (Int32(IPPROTO_TCP), Int32(TCP_USER_TIMEOUT))] {
+            for (level, name) in [
+                (SOL_SOCKET, SO_KEEPALIVE), (Int32(IPPROTO_TCP), TCP_KEEPIDLE), (Int32(IPPROTO_TCP), TCP_KEEPINTVL),
+                (Int32(IPPROTO_TCP), TCP_KEEPCNT), (Int32(IPPROTO_TCP), Int32(TCP_USER_TIMEOUT)),
+            ] {
                 let option = ChannelOptions.Types.SocketOption(level: .init(rawValue: level), name: .init(rawValue: name))
                 values.append(try await channel.getOption(option).get())
             }
@@ -69,7 +71,9 @@ import Glibc
 
     @Test func libpqsURLParametersReachTheSocketAndTheServer() async throws {
         let options = "-c statement_timeout=1500 -c lock_timeout=2s".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
-        try await withService(fromURL("keepalives_idle=7&keepalives_interval=3&keepalives_count=4&tcp_user_timeout=9000&options=\(options)")) { service in
+        try await withService(
+            fromURL("keepalives_idle=7&keepalives_interval=3&keepalives_count=4&tcp_user_timeout=9000&options=\(options)")
+        ) { service in
             if let socket = try await socketOptions(service) { #expect(socket == [1, 7, 3, 4, 9000]) }
             #expect(try await show("statement_timeout", service) == "1500ms")
             #expect(try await show("lock_timeout", service) == "2s")

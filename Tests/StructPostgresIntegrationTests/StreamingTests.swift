@@ -13,8 +13,8 @@ private struct Event: StoredModel {
 /// The process's peak resident memory (VmHWM) in MB, from /proc.
 func peakMemoryMB() -> Double {
     guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-          let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+        let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
     else { return 0 }
     return kilobytes / 1024
 }
@@ -23,9 +23,10 @@ func peakMemoryMB() -> Double {
     private let ddl = "CREATE TABLE events (uuid uuid PRIMARY KEY, seq int8 NOT NULL, payload text NOT NULL)"
 
     private func fill(_ rows: Int, _ service: PostgresService) async throws {
-        try await service.execute(unsafeSQL: """
-            INSERT INTO events SELECT gen_random_uuid(), g, repeat('x', 100) FROM generate_series(1, \(rows)) g
-            """)
+        try await service.execute(
+            unsafeSQL: """
+                INSERT INTO events SELECT gen_random_uuid(), g, repeat('x', 100) FROM generate_series(1, \(rows)) g
+                """)
     }
 
     /// A stream takes a format string as the other verbs do; one that does not parse fails the first step.
@@ -33,7 +34,9 @@ func peakMemoryMB() -> Double {
         try await withTables(ddl) { service, _ in
             try await fill(10, service)
             var seqs: [Int64] = []
-            for try await event in service.stream(Event.self, where: .format("seq > %@", 7), sortedBy: [.ascending("seq")]) { seqs.append(event.seq) }
+            for try await event in service.stream(Event.self, where: .format("seq > %@", 7), sortedBy: [.ascending("seq")]) {
+                seqs.append(event.seq)
+            }
             #expect(seqs == [8, 9, 10])
             let error = await #expect(throws: StructPostgresError.self) {
                 for try await _ in service.stream(Event.self, where: .format("seq >")) {}
@@ -126,8 +129,10 @@ func peakMemoryMB() -> Double {
                     ["driver-row-sequence"], environment: ["DATABASE_URL": database.directURL, "SWIFT_BACKTRACE": "enable=no"],
                     binary: CLI.product("StructPostgresFaultProbe"))
                 outcomes.append(
-                    result.output.contains("outcome:") ? String(result.output.prefix(120))
-                        : result.signalled ? "crashed (signal \(result.status))" : "failed (\(result.status)): \(result.errors.suffix(200))")
+                    result.output.contains("outcome:")
+                        ? String(result.output.prefix(120))
+                        : result.signalled ? "crashed (signal \(result.status))" : "failed (\(result.status)): \(result.errors.suffix(200))"
+                )
             }
             #expect(outcomes.contains { $0.hasPrefix("crashed") }, "PostgresNIO no longer traps: \(outcomes)")
         } catch {

@@ -57,7 +57,8 @@ private struct Event: StoredModel, Equatable {
     @Test func anImportInATransactionThatRollsBackLeavesNothing() async throws {
         try await withBookstore { service, _ in
             struct Abandon: Error {}
-            let users = Data("""
+            let users = Data(
+                """
                 [{"uuid": "\(UUID())", "name": "Ann", "role": "critic"}, {"uuid": "\(UUID())", "name": "Bo", "role": "admin"}]
                 """.utf8)
             await #expect(throws: Abandon.self) {

@@ -7,7 +7,10 @@ private struct Abort: Error {}
 
 @Suite struct TransactionTests {
     private func snapshot(_ service: PostgresService) async throws -> ([Novel], [Membership]) {
-        (try await service.fetch(sortedBy: [.ascending("uuid")]), try await service.fetch(sortedBy: [.ascending("storeCode"), .ascending("userName")]))
+        (
+            try await service.fetch(sortedBy: [.ascending("uuid")]),
+            try await service.fetch(sortedBy: [.ascending("storeCode"), .ascending("userName")])
+        )
     }
 
     @Test func aTransactionThatThrowsHalfWayLeavesEveryTableAsBefore() async throws {
@@ -20,7 +23,10 @@ private struct Abort: Error {}
 
             await #expect(throws: Abort.self) {
                 try await service.transaction { tx in
-                    try await tx.update(entities: books.map { var b = $0; b.title = "changed"; return b })
+                    try await tx.update(
+                        entities: books.map {
+                            var b = $0; b.title = "changed"; return b
+                        })
                     try await tx.delete(entities: [members[0]])
                     try await tx.update(entities: [Membership(storeCode: "new", userName: "x", level: 3)])
                     try await tx.execute(unsafeSQL: "DELETE FROM books WHERE title = 'changed' AND price = 1")
@@ -129,7 +135,8 @@ private struct Abort: Error {}
             let terminator = Task {
                 for _ in 0..<400 {
                     try await Task.sleep(for: .milliseconds(25))
-                    let rows = try await service.query("""
+                    let rows = try await service.query(
+                        """
                         SELECT pid FROM pg_stat_activity
                         WHERE datname = current_database() AND query = 'COMMIT' AND state = 'active' AND pid <> pg_backend_pid()
                         """)
@@ -160,7 +167,9 @@ private struct Abort: Error {}
             try await service.update(entities: [book])
             let attempts = Mutex(0)
             try await service.transaction(.init(isolation: .repeatableRead, maxRetries: 2)) { tx in
-                let attempt = attempts.withLock { $0 += 1; return $0 }
+                let attempt = attempts.withLock {
+                    $0 += 1; return $0
+                }
                 var current = try await tx.fetch(Novel.self, where: .equal("uuid", book.uuid))[0]
                 if attempt == 1 {
                     // Another session changes the row after this transaction took its snapshot.

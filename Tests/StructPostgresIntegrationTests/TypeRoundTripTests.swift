@@ -92,7 +92,8 @@ import Testing
             sample.maybeAddress = nil
             sample.maybeDouble = nil
             try await service.update(entities: [sample])
-            let rows = try await service.query("""
+            let rows = try await service.query(
+                """
                 SELECT count(*) FROM samples WHERE avatar_url IS NULL AND author_id IS NULL AND note IS NULL
                 AND maybe_date IS NULL AND maybe_role IS NULL AND maybe_address IS NULL AND maybe_double IS NULL
                 """)
@@ -105,12 +106,14 @@ import Testing
         try await withTables(Sample.createTable) { service, _ in
             let sample = Sample.make(6)
             try await service.update(entities: [sample])
-            let rows = try await service.query("""
+            let rows = try await service.query(
+                """
                 SELECT role, priority, address->>'city', tags[2], avatar_url, uint64_value::text,
                        to_char(date AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US')
                 FROM samples
                 """)
-            let (role, priority, city, tag, url, big, date) = try rows[0].decode((String, Int32, String, String, String, String, String).self)
+            let (role, priority, city, tag, url, big, date) = try rows[0].decode(
+                (String, Int32, String, String, String, String, String).self)
             #expect(role == "critic")
             #expect(priority == 9)
             #expect(city == "Oslo")

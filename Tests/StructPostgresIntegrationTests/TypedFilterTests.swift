@@ -32,7 +32,8 @@ private struct Titled: StoredModel {
                 (.endsWith(\.title, "-04") || .like(\.title, "On *"), "title ENDSWITH '-04' OR title LIKE 'On *'", []),
             ]
             for (typed, format, arguments) in cases {
-                let viaKeyPaths = try await service.fetch(BookModel.self, where: typed, sortedBy: [.ascending(\BookEntity.title)], loading: .none)
+                let viaKeyPaths = try await service.fetch(
+                    BookModel.self, where: typed, sortedBy: [.ascending(\BookEntity.title)], loading: .none)
                 let viaFormat = try await service.fetch(
                     BookModel.self, where: .format(format, arguments: arguments), sortedBy: [.ascending("title")], loading: .none)
                 #expect(viaKeyPaths.map(\.uuid) == viaFormat.map(\.uuid), "\(format)")

@@ -91,7 +91,8 @@ private let schema = """
             let authors = (0..<5).map { Author(uuid: UUID(), name: "Author \($0)") }
             try await service.update(entities: authors)
             log.reset()
-            let picked = try await service.fetch(Author.self, where: .in("uuid", [authors[1].uuid, authors[3].uuid, UUID()]), sortedBy: [.ascending("name")])
+            let picked = try await service.fetch(
+                Author.self, where: .in("uuid", [authors[1].uuid, authors[3].uuid, UUID()]), sortedBy: [.ascending("name")])
             #expect(picked == [authors[1], authors[3]])
             #expect(log.all.last?.contains("= ANY($1::uuid[])") == true)
             let none = try await service.count(Author.self, where: .in("uuid", [UUID]()))

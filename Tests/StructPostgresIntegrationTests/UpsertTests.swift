@@ -37,7 +37,9 @@ import Testing
             let results = try await withThrowingTaskGroup(of: UpsertResult.self) { group in
                 for round in 0..<8 {
                     group.addTask {
-                        let batch = shared.shuffled().map { var book = $0; book.title = "round \(round)"; return book }
+                        let batch = shared.shuffled().map {
+                            var book = $0; book.title = "round \(round)"; return book
+                        }
                         return try await service.update(entities: batch)
                     }
                 }
@@ -63,7 +65,10 @@ import Testing
             #expect(log.all.first?.contains("unnest(") == true)
 
             log.reset()
-            let again = try await service.update(entities: batch.map { var b = $0; b.price = 2; return b })
+            let again = try await service.update(
+                entities: batch.map {
+                    var b = $0; b.price = 2; return b
+                })
             #expect(again == UpsertResult(updated: 10_000))
             #expect(log.all.count == 1)
             #expect(try await rowCount("books", service) == 10_000)
@@ -100,7 +105,9 @@ import Testing
         try await withTables(BookSchema.create) { service, _ in
             let existing = books(3)
             try await service.update(entities: existing)
-            let renamed = existing.map { var b = $0; b.title = "changed"; return b }
+            let renamed = existing.map {
+                var b = $0; b.title = "changed"; return b
+            }
             let result = try await service.update(entities: renamed + books(2), options: .insertIfAbsent)
             #expect(result == UpsertResult(inserted: 2, skipped: 3))
             #expect(try await service.count(Novel.self, where: .equal("title", "changed")) == 0)
@@ -112,14 +119,18 @@ import Testing
         try await withTables(BookSchema.create) { service, _ in
             let original = books(2, price: 10)
             try await service.update(entities: original)
-            let edited = original.map { var b = $0; b.title = "not applied"; b.price = 20; return b }
+            let edited = original.map {
+                var b = $0; b.title = "not applied"; b.price = 20; return b
+            }
             let result = try await service.update(entities: edited, options: .updating("price"))
             #expect(result == UpsertResult(updated: 2))
             let stored: [Novel] = try await service.fetch(sortedBy: [.ascending("title")])
             #expect(stored.map(\.title) == original.map(\.title).sorted { ($0 ?? "") < ($1 ?? "") })
             #expect(stored.allSatisfy { $0.price == 20 })
             for batch in [edited, [edited[0]]] {
-                let nothing = await #expect(throws: StructPostgresError.self) { try await service.update(entities: batch, options: .updating([])) }
+                let nothing = await #expect(throws: StructPostgresError.self) {
+                    try await service.update(entities: batch, options: .updating([]))
+                }
                 #expect(nothing?.code == .invalidConfiguration)
                 #expect(nothing?.message.contains(".insertIfAbsent") == true)
             }
@@ -202,7 +213,9 @@ import Testing
         try await withTables(BookSchema.create) { service, log in
             let first = books(4)
             try await service.update(entities: first)
-            let versions = { try await service.query("SELECT string_agg(xmin::text || ctid::text, ',' ORDER BY uuid) FROM books")[0].decode(String.self) }
+            let versions = {
+                try await service.query("SELECT string_agg(xmin::text || ctid::text, ',' ORDER BY uuid) FROM books")[0].decode(String.self)
+            }
             let before = try await versions()
             #expect(try await service.update(entities: first) == UpsertResult(unchanged: 4))
             #expect(try await service.update(entities: [first[0]]) == UpsertResult(unchanged: 1), "the single-row statement")
@@ -266,7 +279,8 @@ import Testing
             #expect(stored == 0)
             #expect(!log.all.contains { $0.contains("INSERT INTO") })
         }
-        let notDistinct = "CREATE TABLE regional (code text NOT NULL, region text, label text NOT NULL, UNIQUE NULLS NOT DISTINCT (code, region))"
+        let notDistinct =
+            "CREATE TABLE regional (code text NOT NULL, region text, label text NOT NULL, UNIQUE NULLS NOT DISTINCT (code, region))"
         try await withTables(notDistinct) { service, _ in
             let global = Regional(code: "B", region: nil, label: "first")
             #expect(try await service.update(entities: [global]) == UpsertResult(inserted: 1))

@@ -53,7 +53,9 @@ import Testing
         try await withRawConnection { connection, _ in
             try await connection.close()
             let answered = await answers(within: 2) { _ = try await connection.query("SELECT 1", logger: Self.logger) }
-            #expect(!answered, "PostgresNIO now answers a statement sent on a closed connection: EventLoopExecutor and sendingOnEventLoop can go")
+            #expect(
+                !answered,
+                "PostgresNIO now answers a statement sent on a closed connection: EventLoopExecutor and sendingOnEventLoop can go")
         }
     }
 
@@ -65,11 +67,14 @@ import Testing
         let database = try await TestDatabase.create()
         var settings = try ConnectionSettings(url: database.directURL)
         settings.database = "structpg_no_such_database"
-        let client = PostgresClient(configuration: .init(
-            host: settings.host, port: settings.port, username: settings.user, password: settings.password,
-            database: settings.database, tls: .disable))
+        let client = PostgresClient(
+            configuration: .init(
+                host: settings.host, port: settings.port, username: settings.user, password: settings.password,
+                database: settings.database, tls: .disable))
         let answered = await withTaskGroup(of: Bool.self) { group in
-            group.addTask { await client.run(); return false }
+            group.addTask {
+                await client.run(); return false
+            }
             let answered = await answers(within: 3) { _ = try await client.query("SELECT 1") }
             group.cancelAll()
             return answered
@@ -85,17 +90,21 @@ import Testing
         try await withRawConnection { connection, database in
             let pid = try await connection.query("SELECT pg_backend_pid()", logger: Self.logger).get().rows[0].decode(Int32.self)
             let sleeper = Task { _ = try await connection.query("SELECT pg_sleep(60)", logger: Self.logger).get() }
-            let state = try await PostgresService.withService(configuration: .init(connection: try ConnectionSettings(url: database.directURL))) { other in
+            let state = try await PostgresService.withService(
+                configuration: .init(connection: try ConnectionSettings(url: database.directURL))
+            ) { other in
                 try await Task.sleep(for: .milliseconds(300))
                 sleeper.cancel()
                 try await Task.sleep(for: .milliseconds(700))
-                let state = try await other.query("SELECT coalesce(state, '') || ' ' || query FROM pg_stat_activity WHERE pid = \(pid)")
+                let state =
+                    try await other.query("SELECT coalesce(state, '') || ' ' || query FROM pg_stat_activity WHERE pid = \(pid)")
                     .first.map { try $0.decode(String.self) } ?? "gone"
                 _ = try await other.query("SELECT pg_terminate_backend(\(pid))")
                 return state
             }
-            #expect(state.hasPrefix("active") && state.contains("pg_sleep"),
-                    "PostgresNIO now stops a cancelled task's statement (\(state)): StatementCanceller can go")
+            #expect(
+                state.hasPrefix("active") && state.contains("pg_sleep"),
+                "PostgresNIO now stops a cancelled task's statement (\(state)): StatementCanceller can go")
             _ = await sleeper.result
         }
     }
@@ -104,8 +113,9 @@ import Testing
     /// lease; a request waits until it is served or cancelled. No upstream issue found.
     @Test func thePoolsConfigurationHasNoLeaseTimeout() {
         let fields = Set(Mirror(reflecting: ConnectionPoolConfiguration()).children.compactMap(\.label))
-        #expect(!fields.contains { $0.lowercased().contains("timeout") && $0 != "idleTimeout" },
-                "PostgresNIO's pool now has a lease timeout (\(fields.sorted())): the library's acquire deadlines may use it")
+        #expect(
+            !fields.contains { $0.lowercased().contains("timeout") && $0 != "idleTimeout" },
+            "PostgresNIO's pool now has a lease timeout (\(fields.sorted())): the library's acquire deadlines may use it")
     }
 
     /// `SocketConnector`: PostgresNIO opens its sockets with no keepalive (nor `TCP_USER_TIMEOUT`), and neither its
@@ -114,10 +124,14 @@ import Testing
     @Test func aPostgresNIOConnectionHasNoKeepalive() async throws {
         let known: Set<String> = ["connectTimeout", "tlsServerName", "requireBackendKeyData", "additionalStartupParameters"]
         let options = Set(Mirror(reflecting: PostgresConnection.Configuration.Options()).children.compactMap(\.label))
-        #expect(options == known, "PostgresNIO's connection options changed (\(options.sorted())): if they now set keepalive or TCP_USER_TIMEOUT, SocketConnector may go")
+        #expect(
+            options == known,
+            "PostgresNIO's connection options changed (\(options.sorted())): if they now set keepalive or TCP_USER_TIMEOUT, SocketConnector may go"
+        )
         let clientOptions = Set(Mirror(reflecting: PostgresClient.Configuration.Options()).children.compactMap(\.label))
-        #expect(!clientOptions.contains { $0.lowercased().contains("socket") || $0.lowercased().contains("tcp") },
-                "PostgresNIO's client has socket options now (\(clientOptions.sorted())): SocketConnector may go")
+        #expect(
+            !clientOptions.contains { $0.lowercased().contains("socket") || $0.lowercased().contains("tcp") },
+            "PostgresNIO's client has socket options now (\(clientOptions.sorted())): SocketConnector may go")
         guard try await !TestPostgres.adminSettings().usesUnixSocket else { return }
         try await withRawConnection { connection, _ in
             let channel = try #require(connection.channelForWatching)
@@ -131,7 +145,9 @@ import Testing
     /// rows). No upstream issue found. Run in a child process.
     @Test func aPreparedStatementsCommandTagStillTraps() async throws {
         let outcome = try await probe("driver-prepared-command-tag")
-        #expect(outcome.hasPrefix("crashed"), "PostgresNIO now returns a prepared statement's command tag: affectedRows may prepare (\(outcome))")
+        #expect(
+            outcome.hasPrefix("crashed"),
+            "PostgresNIO now returns a prepared statement's command tag: affectedRows may prepare (\(outcome))")
     }
 
     /// `NumericText`: PostgresNIO decodes `numeric` to `Decimal` with `Decimal(string:)!`, which traps on a value

@@ -4,7 +4,7 @@ import Testing
 
 /// A row of `books` whose `encode(to:)` changes with `mode`: batches learn a type's columns from one row and
 /// collect only values afterwards, so a row that encodes other keys must be noticed, never misread.
-fileprivate struct Shifty: StoredModel, Equatable {
+private struct Shifty: StoredModel, Equatable {
     enum Mode { case normal, withoutTitle, withExtraColumn, reordered, swallowingErrors }
 
     static let table = "books"

@@ -6,7 +6,8 @@ import Testing
 /// transaction it leaves the transaction usable, as the other named errors do.
 @Suite struct VersionedAtomicityTests {
     private func stored(_ service: PostgresService) async throws -> [String] {
-        let rows = try await service.query("""
+        let rows = try await service.query(
+            """
             SELECT name || ':' || version FROM bookcases UNION ALL SELECT text || ':' || version FROM bookcase_labels ORDER BY 1
             """)
         return try rows.map { try $0.decode(String.self) }
@@ -89,7 +90,8 @@ import Testing
             for index in rows.indices { rows[index].value += 1 }
             let error = await #expect(throws: StructPostgresError.self) { try await service.update(entities: rows) }
             #expect(Set(error?.conflicts.map(\.rowKey) ?? []) == Set(theirs.map { "uuid=\($0.uuid.uuidString)" }))
-            let counts = try await service.query("""
+            let counts = try await service.query(
+                """
                 SELECT count(*) FILTER (WHERE version = 1 AND value = substr(label, 2)::bigint),
                        count(*) FILTER (WHERE version = 2 AND label = 'theirs') FROM tallies
                 """)

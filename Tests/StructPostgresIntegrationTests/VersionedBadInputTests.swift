@@ -30,7 +30,9 @@ private struct KeyAsVersion: StoredModel {
 /// A model with a version given something the version cannot be: each is refused by name before anything is sent,
 /// and the table keeps what it held.
 @Suite struct VersionedBadInputTests {
-    private func seeded(_ ddl: String = VersionedTally.create, _ body: (PostgresService, StatementLog, VersionedTally) async throws -> Void) async throws {
+    private func seeded(_ ddl: String = VersionedTally.create, _ body: (PostgresService, StatementLog, VersionedTally) async throws -> Void)
+        async throws
+    {
         try await withTables(ddl) { service, log in
             let row = VersionedTally(uuid: UUID(), label: "kept", value: 1)
             try await service.execute(unsafeSQL: "INSERT INTO tallies (uuid, label, value) VALUES ('\(row.uuid)', 'kept', 1)")
@@ -51,7 +53,9 @@ private struct KeyAsVersion: StoredModel {
             var bad = row
             bad.version = -1
             bad.label = "changed"
-            let error = await #expect(throws: StructPostgresError.self) { try await service.update(entities: [bad, VersionedTally(uuid: UUID(), label: "x", value: 2)]) }
+            let error = await #expect(throws: StructPostgresError.self) {
+                try await service.update(entities: [bad, VersionedTally(uuid: UUID(), label: "x", value: 2)])
+            }
             #expect(error?.code == .invalidValue)
             #expect(error?.property == "version" && error?.rowKey == "uuid=\(row.uuid.uuidString)")
             let deleted = await #expect(throws: StructPostgresError.self) { try await service.delete(entities: [bad]) }
@@ -74,14 +78,19 @@ private struct KeyAsVersion: StoredModel {
     @Test func aVersionColumnThatIsNullableOrNotAWholeNumberIsRefused() async throws {
         let nullable = "CREATE TABLE tallies (uuid uuid PRIMARY KEY, label text NOT NULL, value bigint NOT NULL, version integer)"
         try await seeded(nullable) { service, _, row in
-            let error = await #expect(throws: StructPostgresError.self) { try await service.update(entities: [VersionedTally(uuid: row.uuid, label: "changed", value: 2)]) }
+            let error = await #expect(throws: StructPostgresError.self) {
+                try await service.update(entities: [VersionedTally(uuid: row.uuid, label: "changed", value: 2)])
+            }
             #expect(error?.code == .invalidConfiguration && error?.column == "version")
             #expect(error?.message.contains("integer NOT NULL DEFAULT 1") == true)
             try await expectUnchanged(service, row)
         }
-        let numeric = "CREATE TABLE tallies (uuid uuid PRIMARY KEY, label text NOT NULL, value bigint NOT NULL, version numeric NOT NULL DEFAULT 1)"
+        let numeric =
+            "CREATE TABLE tallies (uuid uuid PRIMARY KEY, label text NOT NULL, value bigint NOT NULL, version numeric NOT NULL DEFAULT 1)"
         try await seeded(numeric) { service, _, row in
-            let error = await #expect(throws: StructPostgresError.self) { try await service.update(entities: [VersionedTally(uuid: row.uuid, label: "changed", value: 2)]) }
+            let error = await #expect(throws: StructPostgresError.self) {
+                try await service.update(entities: [VersionedTally(uuid: row.uuid, label: "changed", value: 2)])
+            }
             #expect(error?.code == .invalidConfiguration)
             try await expectUnchanged(service, row)
         }

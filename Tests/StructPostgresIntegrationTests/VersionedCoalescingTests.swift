@@ -13,7 +13,9 @@ import Testing
         try await withTables(VersionedTally.create, pool: PoolOptions(maxConnections: 8), configure: Self.coalescing) { service, log in
             var rows = (0..<24).map { VersionedTally(uuid: UUID(), label: "t\($0)", value: $0) }
             try await service.update(entities: rows, options: .upsert.coalesced(false))
-            rows = rows.map { var row = $0; row.version = 1; row.value += 100; return row }
+            rows = rows.map {
+                var row = $0; row.version = 1; row.value += 100; return row
+            }
             var stale = Set<Int>()
             for index in [3, 17] {
                 rows[index].version = 0
@@ -57,7 +59,9 @@ import Testing
             let row = read
             let results = await withTaskGroup(of: Result<UpsertResult, any Error>.self) { group in
                 for value in 1...2 {
-                    group.addTask { var mine = row; mine.value = value; return await outcome { try await service.update(entities: [mine]) } }
+                    group.addTask {
+                        var mine = row; mine.value = value; return await outcome { try await service.update(entities: [mine]) }
+                    }
                 }
                 return await group.reduce(into: []) { $0.append($1) }
             }
@@ -73,7 +77,9 @@ import Testing
         try await withTables(VersionedTally.create, pool: PoolOptions(maxConnections: 8), configure: Self.coalescing) { service, log in
             var rows = (0..<24).map { VersionedTally(uuid: UUID(), label: "t\($0)", value: $0) }
             try await service.update(entities: rows, options: .upsert.coalesced(false))
-            rows = rows.map { var row = $0; row.version = 1; return row }
+            rows = rows.map {
+                var row = $0; row.version = 1; return row
+            }
             let stale: Set<Int> = [5, 11]
             for index in stale { rows[index].version = 0 }
             log.reset()
@@ -115,9 +121,16 @@ import Testing
         await withTaskGroup(of: (Int, Result<Int, any Error>).self) { group in
             for (index, row) in rows.enumerated() {
                 group.addTask {
-                    (index, await outcome {
-                        if let policy { try await service.delete(entities: [row], merging: policy) } else { try await service.delete(entities: [row]) }
-                    })
+                    (
+                        index,
+                        await outcome {
+                            if let policy {
+                                try await service.delete(entities: [row], merging: policy)
+                            } else {
+                                try await service.delete(entities: [row])
+                            }
+                        }
+                    )
                 }
             }
             return await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
@@ -130,7 +143,9 @@ import Testing
             try await service.update(entities: [row])
             let kept = try await service.update(entities: [row], options: .upsert.coalesced().merging(.rollback))
             #expect(kept.conflicts.count == 1)
-            let error = await #expect(throws: StructPostgresError.self) { try await service.update(entities: [row], options: .upsert.coalesced()) }
+            let error = await #expect(throws: StructPostgresError.self) {
+                try await service.update(entities: [row], options: .upsert.coalesced())
+            }
             #expect(error?.code == .versionConflict)
             let overwritten = try await service.update(entities: [row], options: .upsert.merging(.overwrite).coalesced())
             #expect(try overwritten.version(of: row) == 2)

@@ -9,7 +9,9 @@ import Testing
         try await withTables(VersionedTally.create) { service, _ in
             var rows = (0..<3).map { VersionedTally(uuid: UUID(), label: "t\($0)", value: $0) }
             try await service.update(entities: rows)
-            rows = rows.map { var row = $0; row.version = 1; return row }
+            rows = rows.map {
+                var row = $0; row.version = 1; return row
+            }
             var theirs = rows[1]
             theirs.value = 100
             try await service.update(entities: [theirs])
@@ -30,8 +32,11 @@ import Testing
         try await seeded { (service: PostgresService, rows: [VersionedTally]) async throws in
             let error = await #expect(throws: StructPostgresError.self) { try await service.delete(entities: rows) }
             #expect(error?.code == .versionConflict)
-            #expect(error?.conflicts == [VersionConflict(
-                entity: "VersionedTally", table: "tallies", rowKey: "uuid=\(rows[1].uuid.uuidString)", version: 1, storedVersion: 2)])
+            #expect(
+                error?.conflicts == [
+                    VersionConflict(
+                        entity: "VersionedTally", table: "tallies", rowKey: "uuid=\(rows[1].uuid.uuidString)", version: 1, storedVersion: 2)
+                ])
             #expect(error?.message.contains("nothing was deleted") == true)
             #expect(try await rowCount("tallies", service) == 3)
         }

@@ -48,8 +48,11 @@ import Testing
             for index in mine.indices { mine[index].value += 424_242 }
             let error = await #expect(throws: StructPostgresError.self) { try await service.update(entities: mine) }
             #expect(error?.code == .versionConflict)
-            #expect(error?.conflicts == [VersionConflict(
-                entity: "VersionedTally", table: "tallies", rowKey: "uuid=\(rows[1].uuid.uuidString)", version: 1, storedVersion: 2)])
+            #expect(
+                error?.conflicts == [
+                    VersionConflict(
+                        entity: "VersionedTally", table: "tallies", rowKey: "uuid=\(rows[1].uuid.uuidString)", version: 1, storedVersion: 2)
+                ])
             #expect(error?.rowKey == "uuid=\(rows[1].uuid.uuidString)")
             let description = error.map { "\($0)" } ?? ""
             #expect(description.contains("yours 1, stored 2"))
@@ -81,7 +84,9 @@ import Testing
         try await withTables(VersionedTally.create) { service, _ in
             var rows = tallies(2)
             try await service.update(entities: rows)
-            rows = rows.map { var row = $0; row.version = 1; return row }
+            rows = rows.map {
+                var row = $0; row.version = 1; return row
+            }
             var theirs = rows[0]
             theirs.label = "theirs"
             try await service.update(entities: [theirs])

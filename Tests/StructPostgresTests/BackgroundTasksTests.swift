@@ -55,9 +55,10 @@ import Testing
         let first = ReleaseSignal()
         let second = ReleaseSignal()
         let secondCancelled = Count()
-        let handle = try #require(background.startCancellable {
-            do { try await Task.sleep(for: .seconds(60)) } catch { first.signal() }
-        })
+        let handle = try #require(
+            background.startCancellable {
+                do { try await Task.sleep(for: .seconds(60)) } catch { first.signal() }
+            })
         _ = background.start {
             do { try await Task.sleep(for: .seconds(60)) } catch { secondCancelled.add() }
             second.signal()
@@ -75,9 +76,10 @@ import Testing
     @Test func aHandleCancelledBeforeRunStartsItsJobCancelled() async throws {
         let background = BackgroundTasks()
         let sawCancellation = Count()
-        let handle = try #require(background.startCancellable {
-            do { try await Task.sleep(for: .seconds(60)) } catch { sawCancellation.add() }
-        })
+        let handle = try #require(
+            background.startCancellable {
+                do { try await Task.sleep(for: .seconds(60)) } catch { sawCancellation.add() }
+            })
         handle.cancel()
         let runner = Task { await background.run() }
         try await Task.sleep(for: .milliseconds(200))

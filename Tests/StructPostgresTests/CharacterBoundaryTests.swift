@@ -33,22 +33,36 @@ import Testing
         let prepend = { (scalar: Unicode.Scalar) in Self.isOneCharacter("", scalar, "a") }
         let tables: [(String, [ClosedRange<UInt32>], [ClosedRange<UInt32>])] = [
             ("extending", CharacterBoundary.extending, extending),
-            ("hangulAfterLeading", CharacterBoundary.hangulAfterLeading,
-             Self.scan { notExtending($0) && Self.isOneCharacter("\u{1100}", $0) && !Self.isOneCharacter("\u{1161}", $0) }),
-            ("hangulVowels", CharacterBoundary.hangulVowels,
-             Self.scan { notExtending($0) && Self.isOneCharacter("\u{1161}", $0) && !Self.isOneCharacter("\u{11A8}", $0) }),
+            (
+                "hangulAfterLeading", CharacterBoundary.hangulAfterLeading,
+                Self.scan { notExtending($0) && Self.isOneCharacter("\u{1100}", $0) && !Self.isOneCharacter("\u{1161}", $0) }
+            ),
+            (
+                "hangulVowels", CharacterBoundary.hangulVowels,
+                Self.scan { notExtending($0) && Self.isOneCharacter("\u{1161}", $0) && !Self.isOneCharacter("\u{11A8}", $0) }
+            ),
             ("hangulTrailing", CharacterBoundary.hangulTrailing, Self.scan { notExtending($0) && Self.isOneCharacter("\u{11A8}", $0) }),
-            ("regionalIndicators", CharacterBoundary.regionalIndicators, Self.scan { notExtending($0) && Self.isOneCharacter("\u{1F1E6}", $0) }),
+            (
+                "regionalIndicators", CharacterBoundary.regionalIndicators,
+                Self.scan { notExtending($0) && Self.isOneCharacter("\u{1F1E6}", $0) }
+            ),
             ("prepending", CharacterBoundary.prepending, Self.scan(prepend)),
             ("hangulLeading", CharacterBoundary.hangulLeading, Self.scan { !prepend($0) && Self.isOneCharacter("", $0, "\u{AC00}") }),
             // GB11, both ways: what an emoji continues through a joiner, what continues an emoji and a joiner.
-            ("extendedPictographic", CharacterBoundary.extendedPictographic, Self.scan { Self.isOneCharacter("", $0, "\u{200D}\u{1F4DA}") }),
-            ("extendedPictographic", CharacterBoundary.extendedPictographic,
-             Self.scan { notExtending($0) && Self.isOneCharacter("\u{1F4DA}\u{200D}", $0) }),
+            (
+                "extendedPictographic", CharacterBoundary.extendedPictographic,
+                Self.scan { Self.isOneCharacter("", $0, "\u{200D}\u{1F4DA}") }
+            ),
+            (
+                "extendedPictographic", CharacterBoundary.extendedPictographic,
+                Self.scan { notExtending($0) && Self.isOneCharacter("\u{1F4DA}\u{200D}", $0) }
+            ),
             ("emojiExtending", CharacterBoundary.emojiExtending, Self.scan { Self.isOneCharacter("\u{1F4DA}", $0, "\u{200D}\u{1F4DA}") }),
         ]
         for (name, stored, scanned) in tables {
-            let source = scanned.map { "0x\(String($0.lowerBound, radix: 16, uppercase: true))...0x\(String($0.upperBound, radix: 16, uppercase: true))," }
+            let source = scanned.map {
+                "0x\(String($0.lowerBound, radix: 16, uppercase: true))...0x\(String($0.upperBound, radix: 16, uppercase: true)),"
+            }
             #expect(stored == scanned, "\(name) differs from this Swift's segmentation; it is now:\n\(source.joined(separator: " "))")
         }
         // Not Unicode's Emoji property, and Extend* is more than one scalar, without a joiner or a spacing mark.
@@ -103,27 +117,33 @@ import Testing
     /// indicator pairs with the one before it after an odd run of them. The pattern matches the run before it.
     @Test func emojiAndRegionalIndicatorsAreMatchedByWhatPrecedesThem() throws {
         let books = try #require(try pattern(.contains, "\u{1F4DA}"))
-        #expect(books.hasPrefix(#"(?:^|[^\u200D]|(?:^|[^\u00A9\u00AE\u203C"#),
-                "the start, a scalar but a joiner, or a joiner after neither an emoji (© too) nor Extend: \(books.prefix(60))")
+        #expect(
+            books.hasPrefix(#"(?:^|[^\u200D]|(?:^|[^\u00A9\u00AE\u203C"#),
+            "the start, a scalar but a joiner, or a joiner after neither an emoji (© too) nor Extend: \(books.prefix(60))")
         let neither = try #require(books.components(separatedBy: "])[").first)
         let extend = try #require(books.components(separatedBy: "])[").dropFirst().first?.components(separatedBy: #"]*\u200D)"#).first)
-        #expect(neither.contains(#"\U0001F3FB-\U0001F3FF"#) && extend.contains(#"\U0001F3FB-\U0001F3FF"#) && extend.contains(#"\u200C"#),
-                "Extend holds skin tones and ZWNJ")
-        #expect(!extend.contains(#"\u0903"#) && !extend.contains(#"\u200D"#) && !extend.contains(#"\u00A9"#),
-                "but no spacing mark, no joiner, no emoji (GB11)")
+        #expect(
+            neither.contains(#"\U0001F3FB-\U0001F3FF"#) && extend.contains(#"\U0001F3FB-\U0001F3FF"#) && extend.contains(#"\u200C"#),
+            "Extend holds skin tones and ZWNJ")
+        #expect(
+            !extend.contains(#"\u0903"#) && !extend.contains(#"\u200D"#) && !extend.contains(#"\u00A9"#),
+            "but no spacing mark, no joiner, no emoji (GB11)")
         #expect(books.contains(#"]*\u200D)(?<![\u0600-\u0605"#), "then no Prepend scalar right before it")
         #expect(books.contains(#"])\U0001F4DA(?![\u0300-\u036F"#))
         let flag = try #require(try pattern(.contains, "\u{1F1EB}\u{1F1F7}"))
         let even = #"(?:^|[^\U0001F1E6-\U0001F1FF])(?:[\U0001F1E6-\U0001F1FF][\U0001F1E6-\U0001F1FF])*"#
-        #expect(flag.hasPrefix(even + #"(?<![\u0600-\u0605"#) && flag.contains(#"])\U0001F1EB\U0001F1F7(?!["#),
-                "an even run of regional indicators before it: \(flag)")
+        #expect(
+            flag.hasPrefix(even + #"(?<![\u0600-\u0605"#) && flag.contains(#"])\U0001F1EB\U0001F1F7(?!["#),
+            "an even run of regional indicators before it: \(flag)")
         #expect(!flag.hasSuffix(#"\U0001F1E6-\U0001F1FF])"#), "a whole flag is followed by anything but a mark")
         let half = try #require(try pattern(.endsWith, "\u{1F1EB}"))
         #expect(half.hasPrefix(even + "(?<![") && half.hasSuffix(#"])\U0001F1EB$"#), "\(half)")
         let three = try #require(try pattern(.contains, "\u{1F1EB}\u{1F1F7}\u{1F1E6}"))
         #expect(three.hasSuffix(#"\U0001F1E6-\U0001F1FF])"#), "a third is continued by a fourth: \(three.suffix(40))")
         let joiner = try #require(try pattern(.beginsWith, "\u{1F468}\u{200D}"))
-        #expect(joiner.hasPrefix(#"^\U0001F468\u200D(?![\u0300-"#) && joiner.contains(#"\u00A9\u00AE\u203C"#), "no emoji after it: \(joiner.prefix(40))")
+        #expect(
+            joiner.hasPrefix(#"^\U0001F468\u200D(?![\u0300-"#) && joiner.contains(#"\u00A9\u00AE\u203C"#),
+            "no emoji after it: \(joiner.prefix(40))")
     }
 
     @Test func whatMayFollowOrPrecedeIsAllowed() throws {
@@ -137,7 +157,10 @@ import Testing
         }
         // And so are emoji, flags and an emoji's zero-width joiner at either end.
         for op in [Filter.Operator.contains, .endsWith, .beginsWith] {
-            for text in ["\u{1F44D}", "\u{2764}\u{FE0F}", "\u{A9}", "\u{1F1EB}", "\u{1F1EB}\u{1F1F7}", "\u{1F468}\u{200D}", "x\u{1F44D}\u{1F3FD}\u{200D}"] {
+            for text in [
+                "\u{1F44D}", "\u{2764}\u{FE0F}", "\u{A9}", "\u{1F1EB}", "\u{1F1EB}\u{1F1F7}", "\u{1F468}\u{200D}",
+                "x\u{1F44D}\u{1F3FD}\u{200D}",
+            ] {
                 #expect(try pattern(op, text) != nil, "\(op) \(text.unicodeScalars.map { String($0.value, radix: 16) })")
             }
         }

@@ -60,28 +60,28 @@ extension CoalescingLane where Input == Tick, Output == UpsertResult {
     @Test func aCallAfterAWithdrawnCallWhoseWindowEndedIsStillSent() async throws {
         // A window long enough to see a call waiting in it on a loaded machine (the test polls every 10 ms).
         try await withLane(WriteCoalescing(window: .seconds(1))) { (lane: Lane) async throws in
-        let writes = Writes(pause: .milliseconds(300))
-        // A lone write, and three calls behind it: their batch makes the lane expect three calls at a time.
-        let first = Task { try await lane.upsert(Tick(uuid: UUID()), write: writes.write) }
-        try await waitUntil { lane.load.running == 1 }
-        let behind = (0..<3).map { _ in Task { try await lane.upsert(Tick(uuid: UUID()), write: writes.write) } }
-        _ = try await first.value
-        for call in behind { _ = try await call.value }
-        #expect(writes.sizes.withLock { $0 } == [1, 3])
+            let writes = Writes(pause: .milliseconds(300))
+            // A lone write, and three calls behind it: their batch makes the lane expect three calls at a time.
+            let first = Task { try await lane.upsert(Tick(uuid: UUID()), write: writes.write) }
+            try await waitUntil { lane.load.running == 1 }
+            let behind = (0..<3).map { _ in Task { try await lane.upsert(Tick(uuid: UUID()), write: writes.write) } }
+            _ = try await first.value
+            for call in behind { _ = try await call.value }
+            #expect(writes.sizes.withLock { $0 } == [1, 3])
 
-        // A call now waits for others; cancelled, it leaves, and its window ends with nobody waiting.
-        let withdrawn = Task { try await lane.upsert(Tick(uuid: UUID()), write: writes.write) }
-        try await waitUntil { lane.load.waiting == 1 }
-        withdrawn.cancel()
-        let error = await #expect(throws: StructPostgresError.self) { try await withdrawn.value }
-        #expect(error?.code == .queryCancelled)
-        try await Task.sleep(for: .milliseconds(1_500))
+            // A call now waits for others; cancelled, it leaves, and its window ends with nobody waiting.
+            let withdrawn = Task { try await lane.upsert(Tick(uuid: UUID()), write: writes.write) }
+            try await waitUntil { lane.load.waiting == 1 }
+            withdrawn.cancel()
+            let error = await #expect(throws: StructPostgresError.self) { try await withdrawn.value }
+            #expect(error?.code == .queryCancelled)
+            try await Task.sleep(for: .milliseconds(1_500))
 
-        // The next call starts a window of its own and is written when it ends.
-        let started = ContinuousClock.now
-        #expect(try await lane.upsert(Tick(uuid: UUID()), write: writes.write) == UpsertResult(inserted: 1))
-        #expect(ContinuousClock.now - started < .seconds(5))
-        #expect(writes.sizes.withLock { $0 } == [1, 3, 1])
+            // The next call starts a window of its own and is written when it ends.
+            let started = ContinuousClock.now
+            #expect(try await lane.upsert(Tick(uuid: UUID()), write: writes.write) == UpsertResult(inserted: 1))
+            #expect(ContinuousClock.now - started < .seconds(5))
+            #expect(writes.sizes.withLock { $0 } == [1, 3, 1])
         }
     }
 

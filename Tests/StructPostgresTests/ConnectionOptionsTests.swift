@@ -42,17 +42,23 @@ import Testing
     }
 
     @Test func optionsBecomeServerSettings() throws {
-        let given = try settings("options=" + "-c statement_timeout=5s -clock_timeout=2s --idle-in-transaction-session-timeout=1min -c search_path=a\\,\\ b"
-            .addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)
-        #expect(given.serverSettings == [
-            "statement_timeout": "5s", "lock_timeout": "2s", "idle_in_transaction_session_timeout": "1min", "search_path": "a, b",
-        ])
-        #expect(given.startupParameters.map { "\($0.0)=\($0.1)" } == [
-            "TimeZone=UTC", "idle_in_transaction_session_timeout=1min", "lock_timeout=2s", "search_path=a, b", "statement_timeout=5s",
-        ])
+        let given = try settings(
+            "options=" + "-c statement_timeout=5s -clock_timeout=2s --idle-in-transaction-session-timeout=1min -c search_path=a\\,\\ b"
+                .addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)
+        #expect(
+            given.serverSettings == [
+                "statement_timeout": "5s", "lock_timeout": "2s", "idle_in_transaction_session_timeout": "1min", "search_path": "a, b",
+            ])
+        #expect(
+            given.startupParameters.map { "\($0.0)=\($0.1)" } == [
+                "TimeZone=UTC", "idle_in_transaction_session_timeout=1min", "lock_timeout=2s", "search_path=a, b", "statement_timeout=5s",
+            ])
         // PGOPTIONS as libpq reads it; the URL's options win.
         #expect(try settings("", environment: ["PGOPTIONS": "-c work_mem=64MB"]).serverSettings == ["work_mem": "64MB"])
-        #expect(try settings("options=-c%20work_mem%3D1MB", environment: ["PGOPTIONS": "-c work_mem=64MB"]).serverSettings == ["work_mem": "1MB"])
+        #expect(
+            try settings("options=-c%20work_mem%3D1MB", environment: ["PGOPTIONS": "-c work_mem=64MB"]).serverSettings == [
+                "work_mem": "1MB"
+            ])
     }
 
     @Test func aDescriptionReadsBackAsTheSameSettings() throws {
@@ -88,7 +94,10 @@ import Testing
 
     @Test func serverSettingsAreRefusedThroughATransactionPooler() {
         let message = refusal("pool_mode=transaction&options=-c%20statement_timeout%3D5s%20-c%20lock_timeout%3D1s")
-        #expect(message.contains("server settings (lock_timeout, statement_timeout) cannot be sent through a pooler in transaction mode (pool_mode=transaction)"), "\(message)")
+        #expect(
+            message.contains(
+                "server settings (lock_timeout, statement_timeout) cannot be sent through a pooler in transaction mode (pool_mode=transaction)"
+            ), "\(message)")
         var settings = ConnectionSettings(user: "app")
         settings.poolMode = .transaction
         settings.serverSettings = ["statement_timeout": "5s"]
@@ -119,13 +128,14 @@ import Testing
         func options(_ query: String) throws -> [String: SocketOptionValue] {
             var named: [String: SocketOptionValue] = [:]
             for (option, value) in SocketConnector(settings: try settings(query)).socketOptions {
-                let name = switch (Int(option.level), Int32(option.name)) {
-                case (Int(SOL_SOCKET), SO_KEEPALIVE): "SO_KEEPALIVE"
-                case (Int(IPPROTO_TCP), SocketConnector.keepaliveIdle): "TCP_KEEPIDLE"
-                case (Int(IPPROTO_TCP), TCP_KEEPINTVL): "TCP_KEEPINTVL"
-                case (Int(IPPROTO_TCP), TCP_KEEPCNT): "TCP_KEEPCNT"
-                default: "\(option.level)/\(option.name)"
-                }
+                let name =
+                    switch (Int(option.level), Int32(option.name)) {
+                    case (Int(SOL_SOCKET), SO_KEEPALIVE): "SO_KEEPALIVE"
+                    case (Int(IPPROTO_TCP), SocketConnector.keepaliveIdle): "TCP_KEEPIDLE"
+                    case (Int(IPPROTO_TCP), TCP_KEEPINTVL): "TCP_KEEPINTVL"
+                    case (Int(IPPROTO_TCP), TCP_KEEPCNT): "TCP_KEEPCNT"
+                    default: "\(option.level)/\(option.name)"
+                    }
                 named[name] = value
             }
             return named

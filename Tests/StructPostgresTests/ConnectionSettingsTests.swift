@@ -5,7 +5,9 @@ import Testing
 @Suite struct ConnectionSettingsTests {
     @Test func parsesEveryPartOfAURL() throws {
         let settings = try ConnectionSettings(
-            url: "postgresql://app%20user:p%40ss%3Aw%2Frd@db.example.com:6543/shop%2Ddb?sslmode=require&application_name=api&connect_timeout=7")
+            url:
+                "postgresql://app%20user:p%40ss%3Aw%2Frd@db.example.com:6543/shop%2Ddb?sslmode=require&application_name=api&connect_timeout=7"
+        )
         #expect(settings.user == "app user")
         #expect(settings.password == "p@ss:w/rd")
         #expect(settings.host == "db.example.com")
@@ -108,13 +110,19 @@ import Testing
     }
 
     @Test func severalHostsAreTriedInOrderAsLibpqListsThem() throws {
-        let settings = try ConnectionSettings(url: "postgres://u@h1:5433,[::1]:5434,h3/d?target_session_attrs=read-write&pool_mode=transaction")
-        #expect(settings.endpoints == [Endpoint(host: "h1", port: 5433), Endpoint(host: "::1", port: 5434), Endpoint(host: "h3", port: 5432)])
+        let settings = try ConnectionSettings(
+            url: "postgres://u@h1:5433,[::1]:5434,h3/d?target_session_attrs=read-write&pool_mode=transaction")
+        #expect(
+            settings.endpoints == [Endpoint(host: "h1", port: 5433), Endpoint(host: "::1", port: 5434), Endpoint(host: "h3", port: 5432)])
         #expect(settings.targetSessionAttributes == .readWrite)
         #expect(settings.poolMode == .transaction)
-        #expect(settings.description == "postgres://u@h1:5433,::1:5434,h3:5432/d?sslmode=prefer&target_session_attrs=read-write&pool_mode=transaction")
+        #expect(
+            settings.description
+                == "postgres://u@h1:5433,::1:5434,h3:5432/d?sslmode=prefer&target_session_attrs=read-write&pool_mode=transaction")
         #expect(settings.at(settings.endpoints[1]).endpoints == [Endpoint(host: "::1", port: 5434)])
-        let fromEnvironment = try ConnectionSettings.fromEnvironment(["PGHOST": "h", "PGUSER": "u", "PGTARGETSESSIONATTRS": "prefer-standby"])
+        let fromEnvironment = try ConnectionSettings.fromEnvironment([
+            "PGHOST": "h", "PGUSER": "u", "PGTARGETSESSIONATTRS": "prefer-standby",
+        ])
         #expect(fromEnvironment.targetSessionAttributes == .preferStandby)
         #expect(try ConnectionSettings(url: "postgres://u@h/d").poolMode == .session)
     }
@@ -151,7 +159,10 @@ import Testing
         parts.fillMissing(from: [:], operatingSystemUser: { nil })
         let error = #expect(throws: StructPostgresError.self) { try parts.settings() }
         #expect(error?.code == .invalidConfiguration)
-        #expect(error?.message == "no user name: the URL postgres://127.0.0.1:42177,127.0.0.1:60249/soak gives none, PGUSER is not set, and the operating-system user's name cannot be read; give one in the URL (postgres://user@host/db) or set PGUSER")
+        #expect(
+            error?.message
+                == "no user name: the URL postgres://127.0.0.1:42177,127.0.0.1:60249/soak gives none, PGUSER is not set, and the operating-system user's name cannot be read; give one in the URL (postgres://user@host/db) or set PGUSER"
+        )
         #expect(error.map { "\($0)" }?.contains("zq9") == false)
 
         var environment = URLParts()
@@ -177,7 +188,9 @@ import Testing
         dump(configuration, to: &dumped)
         #expect(!dumped.contains("hunter2"))
         #expect(dumped.contains("****") && dumped.contains("shop"))
-        for shown in [String(reflecting: settings), String(describing: configuration), "\(Mirror(reflecting: settings).children.map(\.value))"] {
+        for shown in [
+            String(reflecting: settings), String(describing: configuration), "\(Mirror(reflecting: settings).children.map(\.value))",
+        ] {
             #expect(!shown.contains("hunter2"), "\(shown)")
         }
         let service = try PostgresService(configuration: configuration)

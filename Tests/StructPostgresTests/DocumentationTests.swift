@@ -37,8 +37,10 @@ private func codeBlocks(_ path: String) throws -> [(language: String, code: Stri
     /// Every snippet that adds the library to a package says it the README's way: a checkout next to the package,
     /// until a release exists (no placeholder URL, no version that was never tagged).
     @Test func everyInstallSnippetIsTheREADMEs() throws {
-        let readme = try #require(try codeBlocks("README.md").flatMap { $0.code.split(separator: "\n") }
-            .first { $0.contains(".package(") && $0.contains("StructPostgres") }).trimmingCharacters(in: .whitespaces)
+        let readme = try #require(
+            try codeBlocks("README.md").flatMap { $0.code.split(separator: "\n") }
+                .first { $0.contains(".package(") && $0.contains("StructPostgres") }
+        ).trimmingCharacters(in: .whitespaces)
         #expect(readme == #".package(path: "../StructPostgres"),"#)
         let catalog = root.appendingPathComponent("Sources/StructPostgres/StructPostgres.docc")
         let articles = try FileManager.default.contentsOfDirectory(atPath: catalog.path).filter { $0.hasSuffix(".md") }
@@ -53,7 +55,9 @@ private func codeBlocks(_ path: String) throws -> [(language: String, code: Stri
             }
             let prose = try text(path)
             for mention in prose.matches(of: /\.package\(url: "([^"]*)", from: "([^"]*)"\)/) where !prose.isEmpty {
-                #expect(mention.output.1 == "<its repository URL>" && mention.output.2 == "<a released version>", "\(path): \(mention.output.0)")
+                #expect(
+                    mention.output.1 == "<its repository URL>" && mention.output.2 == "<a released version>", "\(path): \(mention.output.0)"
+                )
             }
         }
         #expect(found >= 3, "the README, the tutorial and Getting Started each add the package")

@@ -8,7 +8,10 @@ import _ConnectionPoolModule
             .uniqueViolation, "duplicate key value violates unique constraint", sqlState: "23505", entity: "AuthorEntity",
             table: "authors", column: nil, constraint: "authors_name_key", sql: "INSERT INTO \"authors\" ...")
         error.hint = "use insertIfAbsent"
-        #expect(error.description == #"uniqueViolation: duplicate key value violates unique constraint (sqlstate=23505, entity=AuthorEntity, table=authors, constraint=authors_name_key) hint: use insertIfAbsent sql: INSERT INTO "authors" ..."#)
+        #expect(
+            error.description
+                == #"uniqueViolation: duplicate key value violates unique constraint (sqlstate=23505, entity=AuthorEntity, table=authors, constraint=authors_name_key) hint: use insertIfAbsent sql: INSERT INTO "authors" ..."#
+        )
     }
 
     /// SQL written by hand may hold a password in a literal: errors, logs and spans show it masked.
@@ -20,7 +23,10 @@ import _ConnectionPoolModule
             (#"INSERT INTO "a'b" VALUES ($1, 'x')"#, #"INSERT INTO "a'b" VALUES ($1, '****')"#),
             (#"SELECT "q""'" FROM t WHERE x = 'y'"#, #"SELECT "q""'" FROM t WHERE x = '****'"#),
             ("SELECT 'unterminated", "SELECT '****'"),
-            (#"INSERT INTO "books" ("uuid") SELECT * FROM unnest($1::uuid[])"#, #"INSERT INTO "books" ("uuid") SELECT * FROM unnest($1::uuid[])"#),
+            (
+                #"INSERT INTO "books" ("uuid") SELECT * FROM unnest($1::uuid[])"#,
+                #"INSERT INTO "books" ("uuid") SELECT * FROM unnest($1::uuid[])"#
+            ),
         ]
         for (sql, masked) in cases { #expect(maskingLiterals(sql) == masked, "\(sql)") }
     }
@@ -34,13 +40,17 @@ import _ConnectionPoolModule
         ("SELECT x FROM t WHERE n IN (1,2,3) LIMIT 50 OFFSET 10", "SELECT x FROM t WHERE n IN (?,?,?) LIMIT ? OFFSET ?"),
         ("SELECT (a[1:2])[3]::numeric(10,2)", "SELECT (a[?:?])[?]::numeric(?,?)"),
         // Identifiers keep their digits: plain, with `$`, quoted, Unicode-escaped, qualified; parameters stay.
-        (#"SELECT t1.col_2, a$1, "a1", "9lives", U&"d\0061t1" FROM s1.t1 WHERE c3 = $1 AND c4 = $23"#,
-         #"SELECT t1.col_2, a$1, "a1", "9lives", U&"d\0061t1" FROM s1.t1 WHERE c3 = $1 AND c4 = $23"#),
+        (
+            #"SELECT t1.col_2, a$1, "a1", "9lives", U&"d\0061t1" FROM s1.t1 WHERE c3 = $1 AND c4 = $23"#,
+            #"SELECT t1.col_2, a$1, "a1", "9lives", U&"d\0061t1" FROM s1.t1 WHERE c3 = $1 AND c4 = $23"#
+        ),
         ("SAVEPOINT structpg_sp_1", "SAVEPOINT structpg_sp_1"),
         ("FETCH 256 FROM structpg_cursor_1", "FETCH ? FROM structpg_cursor_1"),
         // Strings of every prefix; a doubled quote and (in E'') a backslash escape stay inside.
-        (#"SELECT E'it\'s 42', e'\\', B'1010', b'01', X'1F', x'ff', N'42', U&'d\0061t', u&'x''y'"#,
-         "SELECT E'****', e'****', B'****', b'****', X'****', x'****', N'****', U&'****', u&'****'"),
+        (
+            #"SELECT E'it\'s 42', e'\\', B'1010', b'01', X'1F', x'ff', N'42', U&'d\0061t', u&'x''y'"#,
+            "SELECT E'****', e'****', B'****', b'****', X'****', x'****', N'****', U&'****', u&'****'"
+        ),
         // A word ending in a letter of a prefix is a word: the quote after it starts a plain string.
         (#"SELECT * FROM t WHERE type='a\' OR 1 = 1"#, "SELECT * FROM t WHERE type='****' OR ? = ?"),
         // Dollar quotes, tagged or not, hold anything, quotes and numbers included.

@@ -40,7 +40,9 @@ private func decode(_ json: String, options: ImportOptions = ImportOptions()) th
         #expect(throws: DecodingError.self) { try decode(#"{"big": 1, "price": "12.5 USD", "amount": 1}"#) }
         #expect(throws: DecodingError.self) { try decode(#"{"big": 1, "price": 1, "amount": "12.5 USD"}"#) }
         #expect(throws: DecodingError.self) { try decode(#"{"big": 1.5, "price": 1, "amount": 1}"#) }
-        #expect(throws: DecodingError.self) { try decode(#"{"big": "1", "price": 1, "amount": 1}"#, options: ImportOptions(numbersFromStrings: false)) }
+        #expect(throws: DecodingError.self) {
+            try decode(#"{"big": "1", "price": 1, "amount": 1}"#, options: ImportOptions(numbersFromStrings: false))
+        }
     }
 
     /// A UTF-8 byte order mark before the payload is skipped; a stray non-ASCII byte is named by its value.

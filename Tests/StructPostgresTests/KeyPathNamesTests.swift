@@ -25,7 +25,9 @@ private struct Shop: StoredModel {
 
     /// `\.place.code` starts where `place` does: without comparing types it would read as `place`.
     @Test func aPathIntoAPropertysFieldsOrAComputedPropertyIsRefusedByName() {
-        for (keyPath, text) in [(\Shop.place.code as PartialKeyPath<Shop>, "place.code"), (\Shop.place.city, "place.city"), (\Shop.label, "label")] {
+        for (keyPath, text) in [
+            (\Shop.place.code as PartialKeyPath<Shop>, "place.code"), (\Shop.place.city, "place.city"), (\Shop.label, "label"),
+        ] {
             let error = #expect(throws: StructPostgresError.self) { try Self.name(keyPath) }
             #expect(error?.code == .undefinedColumn)
             #expect(error?.message.contains("is not a stored property of Shop") == true, "\(text)")

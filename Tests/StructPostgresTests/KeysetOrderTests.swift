@@ -16,13 +16,18 @@ private struct Ledger: StoredModel {
 /// comparison.
 @Suite struct KeysetOrderTests {
     private static let description: EntityDescription = {
-        var schema = TableSchema.fixture("ledger", [
-            ("uuid", "uuid", "uuid", "U"), ("rank", "integer", "int4", "N"), ("bucket", "integer", "int4", "N"), ("title", "text", "text", "S"),
-        ])
+        var schema = TableSchema.fixture(
+            "ledger",
+            [
+                ("uuid", "uuid", "uuid", "U"), ("rank", "integer", "int4", "N"), ("bucket", "integer", "int4", "N"),
+                ("title", "text", "text", "S"),
+            ])
         var columns = schema.columns
         columns["uuid"]!.notNull = true
         columns["rank"]!.notNull = true
-        schema = TableSchema(table: schema.table, quotedTable: schema.quotedTable, columns: columns, columnOrder: schema.columnOrder, uniqueKeys: schema.uniqueKeys)
+        schema = TableSchema(
+            table: schema.table, quotedTable: schema.quotedTable, columns: columns, columnOrder: schema.columnOrder,
+            uniqueKeys: schema.uniqueKeys)
         return try! EntityDescription(Ledger.self, schema: schema)
     }()
 
@@ -49,40 +54,50 @@ private struct Ledger: StoredModel {
     @Test func notNullColumnsInOneDirectionCompareAsOneRow() throws {
         let order = try KeysetOrder([.descending("rank")], Self.description)
         var statement = Statement(sql: "")
-        #expect(order.segments(after: [Self.cell(5), Self.uuidCell], qualifier: "t", into: &statement) == [#"(t."rank", t."uuid") < ($1, $2)"#])
+        #expect(
+            order.segments(after: [Self.cell(5), Self.uuidCell], qualifier: "t", into: &statement) == [#"(t."rank", t."uuid") < ($1, $2)"#])
         #expect(statement.types.map(\.rawValue) == [23, 2950])
     }
 
     @Test func aNullableFirstColumnsNullsAreASegmentOfTheirOwn() throws {
         let bucket = try KeysetOrder([.ascending("bucket")], Self.description)
         var statement = Statement(sql: "")
-        #expect(bucket.segments(after: [Self.cell(3), Self.uuidCell], qualifier: "t", into: &statement)
-            == [#"(t."bucket", t."uuid") > ($1, $2)"#, #"t."bucket" IS NULL"#])
+        #expect(
+            bucket.segments(after: [Self.cell(3), Self.uuidCell], qualifier: "t", into: &statement)
+                == [#"(t."bucket", t."uuid") > ($1, $2)"#, #"t."bucket" IS NULL"#])
         let order = try KeysetOrder([.ascending("bucket"), .descending("rank")], Self.description)
         var first = Statement(sql: "")
-        #expect(order.segments(after: [Self.cell(3), Self.cell(5), Self.uuidCell], qualifier: "t", into: &first) == [
-            #"t."bucket" >= $1 AND (t."bucket" > $1 OR ((t."rank" < $2) OR (t."rank" = $2 AND t."uuid" < $3)))"#, #"t."bucket" IS NULL"#,
-        ])
+        #expect(
+            order.segments(after: [Self.cell(3), Self.cell(5), Self.uuidCell], qualifier: "t", into: &first) == [
+                #"t."bucket" >= $1 AND (t."bucket" > $1 OR ((t."rank" < $2) OR (t."rank" = $2 AND t."uuid" < $3)))"#,
+                #"t."bucket" IS NULL"#,
+            ])
         // After a NULL sorted last only NULLs remain, ordered by the later columns.
         var second = Statement(sql: "")
-        #expect(order.segments(after: [Self.null, Self.cell(5), Self.uuidCell], qualifier: "t", into: &second)
-            == [#"t."bucket" IS NULL AND ((t."rank" < $1) OR (t."rank" = $1 AND t."uuid" < $2))"#])
+        #expect(
+            order.segments(after: [Self.null, Self.cell(5), Self.uuidCell], qualifier: "t", into: &second)
+                == [#"t."bucket" IS NULL AND ((t."rank" < $1) OR (t."rank" = $1 AND t."uuid" < $2))"#])
         #expect(second.types.count == 2)
         // NULLs first: after a NULL come the other NULLs, then every value.
         let nullsFirst = try KeysetOrder([SortKey("bucket", nulls: .first)], Self.description)
         var third = Statement(sql: "")
-        #expect(nullsFirst.segments(after: [Self.null, Self.uuidCell], qualifier: "t", into: &third)
-            == [#"t."bucket" IS NULL AND ((t."uuid" > $1))"#, #"t."bucket" IS NOT NULL"#])
+        #expect(
+            nullsFirst.segments(after: [Self.null, Self.uuidCell], qualifier: "t", into: &third)
+                == [#"t."bucket" IS NULL AND ((t."uuid" > $1))"#, #"t."bucket" IS NOT NULL"#])
         var fourth = Statement(sql: "")
-        #expect(nullsFirst.segments(after: [Self.cell(2), Self.uuidCell], qualifier: "t", into: &fourth) == [#"(t."bucket", t."uuid") > ($1, $2)"#])
+        #expect(
+            nullsFirst.segments(after: [Self.cell(2), Self.uuidCell], qualifier: "t", into: &fourth) == [
+                #"(t."bucket", t."uuid") > ($1, $2)"#
+            ])
     }
 
     @Test func mixedDirectionsAreBoundedByTheFirstColumn() throws {
         let order = try KeysetOrder([.ascending("rank"), .descending("title")], Self.description)
         var statement = Statement(sql: "")
-        #expect(order.segments(after: [Self.cell(1), Self.null, Self.uuidCell], qualifier: "t", into: &statement) == [
-            #"t."rank" >= $1 AND (t."rank" > $1 OR ((t."title" IS NOT NULL) OR (t."title" IS NULL AND t."uuid" < $2)))"#,
-        ])
+        #expect(
+            order.segments(after: [Self.cell(1), Self.null, Self.uuidCell], qualifier: "t", into: &statement) == [
+                #"t."rank" >= $1 AND (t."rank" > $1 OR ((t."title" IS NOT NULL) OR (t."title" IS NULL AND t."uuid" < $2)))"#
+            ])
     }
 
     @Test func theDigestTellsOrdersApartAndAKeyPathNamingNoColumnIsRefused() throws {

@@ -228,7 +228,8 @@ struct LeaseStateMachineTests {
     @Test func aHostThatFailsFastFailsWaitingCallsWhenItCannotBeReachedWithNothingOpen() {
         var machine = Self.machine(failsFast: true)
         _ = Self.waits(&machine, 1)
-        #expect(Self.failed(machine.connectFailed("connection refused", refusedForGood: false)) == ["1:unreachable(\"connection refused\")"])
+        #expect(
+            Self.failed(machine.connectFailed("connection refused", refusedForGood: false)) == ["1:unreachable(\"connection refused\")"])
     }
 
     @Test func aHostThatFailsFastWithAConnectionOpenKeepsCallsWaiting() {
@@ -297,7 +298,9 @@ struct LeaseStateMachineTests {
     @Test func invariantsHoldOverRandomEventSequences() {
         var generator = SplitMix(seed: 0x5EED)
         for sequence in 0..<1_000 {
-            var machine = Self.machine(maximum: Int.random(in: 1...6, using: &generator), keepIdleFor: .milliseconds(Int.random(in: 0...50, using: &generator)), failsFast: Bool.random(using: &generator))
+            var machine = Self.machine(
+                maximum: Int.random(in: 1...6, using: &generator), keepIdleFor: .milliseconds(Int.random(in: 0...50, using: &generator)),
+                failsFast: Bool.random(using: &generator))
             var now = 0
             var nextID = 1
             var nextConnection = 1

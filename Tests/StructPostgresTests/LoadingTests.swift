@@ -32,7 +32,8 @@ import Testing
     }
 
     @Test func theMissingKeyOfAForeignKeyViolationIsReadFromTheDetail() {
-        #expect(foreignKeyInDetail(#"Key (author_id)=(5f0c6d0e-0000-4000-8000-000000000001) is not present in table "authors"."#)
+        #expect(
+            foreignKeyInDetail(#"Key (author_id)=(5f0c6d0e-0000-4000-8000-000000000001) is not present in table "authors"."#)
                 == "author_id=5f0c6d0e-0000-4000-8000-000000000001")
         #expect(foreignKeyInDetail(#"Key (a, b)=(1, x) is not present in table "t"."#) == "a, b=1, x")
         #expect(foreignKeyInDetail("something else") == nil)

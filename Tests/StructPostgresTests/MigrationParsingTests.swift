@@ -31,15 +31,19 @@ import Testing
     }
 
     @Test func markersAreReadWhateverTheirSpacingAndCase() throws {
-        let migration = try Migration(fileName: "0001_t.sql", text: "--migrate:up\nCREATE TABLE t (id int);\n--  Migrate:Down\nDROP TABLE t;")
+        let migration = try Migration(
+            fileName: "0001_t.sql", text: "--migrate:up\nCREATE TABLE t (id int);\n--  Migrate:Down\nDROP TABLE t;")
         #expect(migration.up.statements.map(\.sql) == ["CREATE TABLE t (id int)"])
         #expect(migration.down?.statements.map(\.sql) == ["DROP TABLE t"])
-        let function = try Migration(fileName: "0002_f.sql", text: "-- migrate:up\nDO $$ BEGIN PERFORM 1; END $$;\nCREATE RULE r AS ON INSERT TO t DO ALSO (SELECT 1; SELECT 2);")
+        let function = try Migration(
+            fileName: "0002_f.sql",
+            text: "-- migrate:up\nDO $$ BEGIN PERFORM 1; END $$;\nCREATE RULE r AS ON INSERT TO t DO ALSO (SELECT 1; SELECT 2);")
         #expect(function.up.statements.count == 2)
     }
 
     @Test func transactionFalseOptsOut() throws {
-        let migration = try Migration(fileName: "0001_index.sql", text: "-- migrate:up transaction:false\nCREATE INDEX CONCURRENTLY i ON a (id);")
+        let migration = try Migration(
+            fileName: "0001_index.sql", text: "-- migrate:up transaction:false\nCREATE INDEX CONCURRENTLY i ON a (id);")
         #expect(!migration.up.transactional)
     }
 

@@ -5,16 +5,21 @@ import Testing
 /// A page cursor is URL-safe text that only the key it was sealed with opens, and that shows nothing of the values
 /// it holds. Without a server.
 @Suite struct PageCursorTests {
-    private static let position = PagePosition(order: 0x0102_0304_0506_0708, filter: 42, cells: [
-        .init(dataType: 25, binary: true, bytes: Array("Ursula K. Le Guin".utf8)),
-        .init(dataType: 0, binary: true, bytes: nil),
-        .init(dataType: 2950, binary: true, bytes: Array(repeating: 0xAB, count: 16)),
-    ])
+    private static let position = PagePosition(
+        order: 0x0102_0304_0506_0708, filter: 42,
+        cells: [
+            .init(dataType: 25, binary: true, bytes: Array("Ursula K. Le Guin".utf8)),
+            .init(dataType: 0, binary: true, bytes: nil),
+            .init(dataType: 2950, binary: true, bytes: Array(repeating: 0xAB, count: 16)),
+        ])
 
     @Test func aSealedPositionOpensWithItsKeyAndShowsNoValue() throws {
         let seal = PageCursorSeal(secret: nil)
         let cursor = try seal.seal(Self.position)
-        #expect(cursor.description.utf8.allSatisfy { $0 < 128 && (Character(UnicodeScalar($0)).isLetter || Character(UnicodeScalar($0)).isNumber || $0 == 0x2D || $0 == 0x5F) })
+        #expect(
+            cursor.description.utf8.allSatisfy {
+                $0 < 128 && (Character(UnicodeScalar($0)).isLetter || Character(UnicodeScalar($0)).isNumber || $0 == 0x2D || $0 == 0x5F)
+            })
         #expect(PageCursor(cursor.description) == cursor)
         #expect(try seal.open(cursor, entity: "Book", table: "books") == Self.position)
         let bytes = try #require(cursor.bytes)

@@ -76,10 +76,14 @@ struct ParallelEncodingTests {
         let description = try description()
         var batch = batch()
         batch[9_000].nested = true
-        let late = await #expect(throws: StructPostgresError.self) { try await BatchColumns(batch[...], description: description, inParallel: true) }
+        let late = await #expect(throws: StructPostgresError.self) {
+            try await BatchColumns(batch[...], description: description, inParallel: true)
+        }
         #expect(late?.message.hasSuffix("(entity at index 9000)") == true)
         batch[100].nested = true
-        let early = await #expect(throws: StructPostgresError.self) { try await BatchColumns(batch[...], description: description, inParallel: true) }
+        let early = await #expect(throws: StructPostgresError.self) {
+            try await BatchColumns(batch[...], description: description, inParallel: true)
+        }
         #expect(early?.message.hasSuffix("(entity at index 100)") == true)
     }
 
@@ -90,9 +94,13 @@ struct ParallelEncodingTests {
         var batch = batch()
         batch[10].count = 40_000  // out of int2's range
         batch[9_500].label = "nul \0 byte"
-        let error = await #expect(throws: StructPostgresError.self) { try await BatchColumns(batch[...], description: description, inParallel: true) }
+        let error = await #expect(throws: StructPostgresError.self) {
+            try await BatchColumns(batch[...], description: description, inParallel: true)
+        }
         #expect(error?.property == "label")
-        let inOrder = await #expect(throws: StructPostgresError.self) { try await BatchColumns(batch[...], description: description, inParallel: false) }
+        let inOrder = await #expect(throws: StructPostgresError.self) {
+            try await BatchColumns(batch[...], description: description, inParallel: false)
+        }
         #expect(error?.message == inOrder?.message)
     }
 
@@ -111,7 +119,9 @@ struct ParallelEncodingTests {
     @Test func theFirstErrorInOrderIsThrown() async throws {
         struct Failure: Error, Equatable { let index: Int }
         await #expect(throws: Failure(index: 1)) {
-            _ = try await ParallelRows.map(4) { index in if index % 2 == 1 { throw Failure(index: index) }; return index }
+            _ = try await ParallelRows.map(4) { index in
+                if index % 2 == 1 { throw Failure(index: index) }; return index
+            }
         }
         await #expect(throws: Failure(index: 0)) {
             _ = try await ParallelRows.halves(0..<2) { rows in throw Failure(index: rows.lowerBound) }

@@ -18,11 +18,13 @@ private func render(_ format: String, _ arguments: (any Encodable & Sendable)?..
 
 /// The SQL and bound values of a filter on `books`.
 private func render(_ filter: Filter) throws -> (sql: String, values: [ColumnValue]) {
-    let schema = TableSchema.fixture("books", [
-        ("uuid", "uuid", "uuid", "U"), ("title", "text", "text", "S"),
-        ("price", "double precision", "float8", "N"), ("pages", "integer", "int4", "N"),
-        ("published_at", "timestamp with time zone", "timestamptz", "D"),
-    ])
+    let schema = TableSchema.fixture(
+        "books",
+        [
+            ("uuid", "uuid", "uuid", "U"), ("title", "text", "text", "S"),
+            ("price", "double precision", "float8", "N"), ("pages", "integer", "int4", "N"),
+            ("published_at", "timestamp with time zone", "timestamptz", "D"),
+        ])
     let description = try EntityDescription(Book.self, schema: schema)
     var statement = Statement(sql: "")
     var builder = FilterSQL(relationships: [:])
@@ -35,18 +37,21 @@ private func render(_ filter: Filter) throws -> (sql: String, values: [ColumnVal
         ("title == 'Dune'", #"b."title" = $1"#), ("title = 'Dune'", #"b."title" = $1"#),
         ("title != 'Dune'", #"b."title" IS DISTINCT FROM $1"#), ("title <> 'Dune'", #"b."title" IS DISTINCT FROM $1"#),
         ("price < 10", #"b."price" < $1"#), ("price <= 10", #"b."price" <= $1"#), ("price =< 10", #"b."price" <= $1"#),
-        ("price > 10", #"(b."price" > $1 AND b."price" <> 'NaN')"#), ("price >= 10", #"(b."price" >= $1 AND b."price" <> 'NaN')"#), ("price => 10", #"(b."price" >= $1 AND b."price" <> 'NaN')"#),
+        ("price > 10", #"(b."price" > $1 AND b."price" <> 'NaN')"#), ("price >= 10", #"(b."price" >= $1 AND b."price" <> 'NaN')"#),
+        ("price => 10", #"(b."price" >= $1 AND b."price" <> 'NaN')"#),
         ("10 < price", #"(b."price" > $1 AND b."price" <> 'NaN')"#), ("10 >= price", #"b."price" <= $1"#),
         ("title == nil", #"b."title" IS NULL"#), ("title == NULL", #"b."title" IS NULL"#), ("title != nil", #"b."title" IS NOT NULL"#),
         ("price < nil", "FALSE"), ("TRUEPREDICATE", "TRUE"), ("FALSEPREDICATE", "FALSE"), ("NOT TRUEPREDICATE", "FALSE"),
         ("title ==[c] 'dune'", #"lower(b."title") = lower($1)"#), ("title !=[c] 'dune'", #"lower(b."title") IS DISTINCT FROM lower($1)"#),
-        ("title BEGINSWITH 'Du'", #"(b."title" LIKE $1 AND b."title" ~ $2)"#), ("title ENDSWITH[c] 'ne'", #"(b."title" ILIKE $1 AND b."title" ~* $2)"#),
+        ("title BEGINSWITH 'Du'", #"(b."title" LIKE $1 AND b."title" ~ $2)"#),
+        ("title ENDSWITH[c] 'ne'", #"(b."title" ILIKE $1 AND b."title" ~* $2)"#),
         ("title CONTAINS 'un'", #"(b."title" LIKE $1 AND b."title" ~ $2)"#), ("title LIKE[c] 'D*n?'", #"b."title" ILIKE $1"#),
         ("price BETWEEN {1, 5}", #"b."price" BETWEEN $1 AND $2"#),
         ("pages IN {1, 2, 3}", #"b."pages" = ANY($1::int8[])"#),
         ("NOT pages IN {1, 2}", #"(b."pages" = ANY($1::int8[])) IS NOT TRUE"#),
         ("pages NOT IN {1, 2}", #"(b."pages" = ANY($1::int8[])) IS NOT TRUE"#),
-        ("NOT title == 'x'", #"b."title" IS DISTINCT FROM $1"#), ("!(price > 3)", #"((b."price" > $1 AND b."price" <> 'NaN')) IS NOT TRUE"#),
+        ("NOT title == 'x'", #"b."title" IS DISTINCT FROM $1"#),
+        ("!(price > 3)", #"((b."price" > $1 AND b."price" <> 'NaN')) IS NOT TRUE"#),
         ("NOT title CONTAINS 'x'", #"((b."title" LIKE $1 AND b."title" ~ $2)) IS NOT TRUE"#),
         ("price > 1 AND price < 5 OR pages == 3", #"(((b."price" > $1 AND b."price" <> 'NaN') AND b."price" < $2) OR b."pages" = $3)"#),
         ("price > 1 && (price < 5 || pages == 3)", #"((b."price" > $1 AND b."price" <> 'NaN') AND (b."price" < $2 OR b."pages" = $3))"#),
@@ -114,7 +119,11 @@ private func render(_ filter: Filter) throws -> (sql: String, values: [ColumnVal
         ("title === 'x'", "expected a key or a value, found '='", 8),
         ("title == 'Dune", "the string that starts here is not closed", 9),
         ("title ~ 'x'", "unexpected character '~'", 6),
-        ("title SOUNDSLIKE 'x'", "expected a comparison (==, !=, <, <=, >, >=, IN, BETWEEN, BEGINSWITH, ENDSWITH, CONTAINS, LIKE, MATCHES), found 'SOUNDSLIKE'", 6),
+        (
+            "title SOUNDSLIKE 'x'",
+            "expected a comparison (==, !=, <, <=, >, >=, IN, BETWEEN, BEGINSWITH, ENDSWITH, CONTAINS, LIKE, MATCHES), found 'SOUNDSLIKE'",
+            6
+        ),
         ("(title == 'x'", "expected ')' to close the '(' , found the end", 13),
         ("title == 'x' price > 1", "expected AND, OR or the end of the predicate, found 'price'", 13),
         ("title == 'x'; DROP TABLE books", "unexpected character ';'", 12),
@@ -163,9 +172,11 @@ private func render(_ filter: Filter) throws -> (sql: String, values: [ColumnVal
         let intForText = #expect(throws: StructPostgresError.self) { try render("title < 5") }
         #expect(intForText?.message == "filter on 'title': an integer cannot be compared with column 'title' (text)")
         let likeOnNumber = #expect(throws: StructPostgresError.self) { try render("price BEGINSWITH '1'") }
-        #expect(likeOnNumber?.message == "filter on 'price': beginsWith needs a text column and a string; column 'price' is double precision")
+        #expect(
+            likeOnNumber?.message == "filter on 'price': beginsWith needs a text column and a string; column 'price' is double precision")
         let toManyWithoutAny = #expect(throws: StructPostgresError.self) { try render("books.title == 'x'") }
-        #expect(toManyWithoutAny?.message == "unknown key path 'books.title': 'books' is not a relationship of Book; it has no relationships")
+        #expect(
+            toManyWithoutAny?.message == "unknown key path 'books.title': 'books' is not a relationship of Book; it has no relationships")
         let escapedKeyword = #expect(throws: StructPostgresError.self) { try render("#contains == 1") }
         #expect(escapedKeyword?.message.hasPrefix("unknown key 'contains' for Book") == true)
         let uuidOnText = try render("title == %@", UUID())

@@ -18,7 +18,9 @@ struct ReadyForQueryWatcherTests {
     private static let commandComplete = frame("C", Array("INSERT 0 1".utf8) + [0])
     private static let dataRow = frame("D", [0, 1, 0, 0, 0, 3] + Array("abc".utf8))
     private static let readyIdle = frame("Z", [UInt8(ascii: "I")])
-    private static let deferredViolation = error([("S", "ERROR"), ("V", "ERROR"), ("C", "23503"), ("M", "insert or update violates"), ("n", "fk")])
+    private static let deferredViolation = error([
+        ("S", "ERROR"), ("V", "ERROR"), ("C", "23503"), ("M", "insert or update violates"), ("n", "fk"),
+    ])
 
     private func events(_ bytes: [UInt8], cutEvery step: Int) -> ([BackendMessageScanner.Event], Bool) {
         var scanner = BackendMessageScanner()
@@ -36,11 +38,15 @@ struct ReadyForQueryWatcherTests {
         let bytes = Self.parseBindComplete + Self.dataRow + Self.dataRow + Self.commandComplete + Self.deferredViolation + Self.readyIdle
         let (events, synchronized) = events(bytes, cutEvery: step)
         #expect(synchronized)
-        #expect(events == [
-            .completed,
-            .error([UInt8(ascii: "S"): "ERROR", UInt8(ascii: "V"): "ERROR", UInt8(ascii: "C"): "23503", UInt8(ascii: "M"): "insert or update violates", UInt8(ascii: "n"): "fk"]),
-            .ready(UInt8(ascii: "I")),
-        ])
+        #expect(
+            events == [
+                .completed,
+                .error([
+                    UInt8(ascii: "S"): "ERROR", UInt8(ascii: "V"): "ERROR", UInt8(ascii: "C"): "23503",
+                    UInt8(ascii: "M"): "insert or update violates", UInt8(ascii: "n"): "fk",
+                ]),
+                .ready(UInt8(ascii: "I")),
+            ])
     }
 
     @Test func bytesThatCannotBeAFrameStopTheScanner() {
@@ -107,8 +113,12 @@ struct ReadyForQueryWatcherTests {
         }
     }
 
-    private static let adminShutdown = error([("S", "FATAL"), ("V", "FATAL"), ("C", "57P01"), ("M", "terminating connection due to administrator command")])
-    private static let idleTimeout = error([("S", "FATAL"), ("V", "FATAL"), ("C", "57P05"), ("M", "terminating connection due to idle-session timeout")])
+    private static let adminShutdown = error([
+        ("S", "FATAL"), ("V", "FATAL"), ("C", "57P01"), ("M", "terminating connection due to administrator command"),
+    ])
+    private static let idleTimeout = error([
+        ("S", "FATAL"), ("V", "FATAL"), ("C", "57P05"), ("M", "terminating connection due to idle-session timeout"),
+    ])
     private static let poolerServerLost = error([("S", "FATAL"), ("V", "FATAL"), ("C", "08P01"), ("M", "server conn crashed?")])
     private static let statementError = error([("S", "ERROR"), ("V", "ERROR"), ("C", "23505"), ("M", "duplicate key value")])
 

@@ -15,10 +15,12 @@ private struct Shelf: StoredModel {
 /// values and types bound; fetches whose texts differ never share a shape. Without a server.
 @Suite struct SelectTemplateTests {
     private static let description: EntityDescription = {
-        let schema = TableSchema.fixture("shelves", [
-            ("uuid", "uuid", "uuid", "U"), ("title", "text", "text", "S"),
-            ("price", "double precision", "float8", "N"), ("pages", "integer", "int4", "N"), ("code", "uuid", "uuid", "U"),
-        ])
+        let schema = TableSchema.fixture(
+            "shelves",
+            [
+                ("uuid", "uuid", "uuid", "U"), ("title", "text", "text", "S"),
+                ("price", "double precision", "float8", "N"), ("pages", "integer", "int4", "N"), ("code", "uuid", "uuid", "U"),
+            ])
         return try! EntityDescription(Shelf.self, schema: schema)
     }()
 
@@ -32,7 +34,8 @@ private struct Shelf: StoredModel {
 
     private static func template(_ request: FetchRequest) throws -> SelectTemplates.Template {
         let statement = try built(request)
-        return .init(sql: statement.sql, preparedKey: .init(sql: statement.sql, types: statement.types), generation: description.schema.generation)
+        return .init(
+            sql: statement.sql, preparedKey: .init(sql: statement.sql, types: statement.types), generation: description.schema.generation)
     }
 
     @Test func aPointQueryTakesItsTextFromTheTemplateOfAnother() throws {
@@ -43,7 +46,10 @@ private struct Shelf: StoredModel {
         #expect(Self.shape(a)?.shape == shapeB.shape)
         let statement = try #require(try shapeB.statement(try Self.template(a)))
         let expected = try Self.built(b)
-        #expect(statement.sql == #"SELECT "uuid", "title", "price", "pages", "code" FROM "shelves" WHERE "shelves"."uuid" = $1 ORDER BY "title" ASC LIMIT 1"#)
+        #expect(
+            statement.sql
+                == #"SELECT "uuid", "title", "price", "pages", "code" FROM "shelves" WHERE "shelves"."uuid" = $1 ORDER BY "title" ASC LIMIT 1"#
+        )
         #expect(statement.sql == expected.sql)
         #expect(statement.values == [.uuid(second)])
         #expect(statement.types == expected.types)
@@ -65,7 +71,9 @@ private struct Shelf: StoredModel {
     ])
     func fetchesWithDifferentTextsHaveDifferentShapes(a: Filter, b: Filter) throws {
         let (shapeA, shapeB) = (try #require(Self.shape(FetchRequest(filter: a))), try #require(Self.shape(FetchRequest(filter: b))))
-        #expect(try Self.built(FetchRequest(filter: a)).sql != Self.built(FetchRequest(filter: b)).sql || shapeA.shape.wires != shapeB.shape.wires)
+        #expect(
+            try Self.built(FetchRequest(filter: a)).sql != Self.built(FetchRequest(filter: b)).sql
+                || shapeA.shape.wires != shapeB.shape.wires)
         #expect(shapeA.shape != shapeB.shape)
     }
 
@@ -73,7 +81,8 @@ private struct Shelf: StoredModel {
         let filter = Filter.equal("pages", 3)
         let requests = [
             FetchRequest(filter: filter), FetchRequest(filter: filter, sort: [.ascending("price")]),
-            FetchRequest(filter: filter, sort: [.descending("price")]), FetchRequest(filter: filter, sort: [SortKey("price", nulls: .first)]),
+            FetchRequest(filter: filter, sort: [.descending("price")]),
+            FetchRequest(filter: filter, sort: [SortKey("price", nulls: .first)]),
             FetchRequest(filter: filter, limit: 1), FetchRequest(filter: filter, limit: 2), FetchRequest(filter: filter, limit: 0),
             FetchRequest(filter: nil),
         ]
@@ -136,7 +145,8 @@ private struct Shelf: StoredModel {
         for _ in 0..<2_000 {
             let skeleton = Skeleton.random(depth: 0, &generator)
             let sort: [SortKey] = Bool.random(using: &generator) ? [.descending("price")] : []
-            let a = FetchRequest(filter: Filter(node: skeleton.node(&generator)), sort: sort, limit: Bool.random(using: &generator) ? 5 : nil)
+            let a = FetchRequest(
+                filter: Filter(node: skeleton.node(&generator)), sort: sort, limit: Bool.random(using: &generator) ? 5 : nil)
             let b = FetchRequest(filter: Filter(node: skeleton.node(&generator)), sort: sort, limit: a.limit)
             guard let shapeA = Self.shape(a), let shapeB = Self.shape(b) else {
                 Issue.record("a filter of comparisons has no shape")
@@ -172,7 +182,8 @@ private indirect enum Skeleton {
         switch Int.random(in: 0..<(depth < 3 ? 7 : 4), using: &generator) {
         case 0, 1:
             let key = keys.randomElement(using: &generator)!
-            return .compare(key, operators.randomElement(using: &generator)!, caseInsensitive: key == "title" && Bool.random(using: &generator))
+            return .compare(
+                key, operators.randomElement(using: &generator)!, caseInsensitive: key == "title" && Bool.random(using: &generator))
         case 2: return .isNull(keys.randomElement(using: &generator)!, Bool.random(using: &generator))
         case 3: return .constant(Bool.random(using: &generator))
         case 4: return .all((0..<Int.random(in: 1...3, using: &generator)).map { _ in random(depth: depth + 1, &generator) })
@@ -200,7 +211,9 @@ private indirect enum Skeleton {
         case "uuid", "code": return Bool.random(using: &generator) ? UUID() : UUID().uuidString
         case "title": return ["a", "Dune", "x y"].randomElement(using: &generator)!
         case "price": return Int.random(in: 0..<6, using: &generator) == 0 ? Double.nan : Double(Int.random(in: 0..<100, using: &generator))
-        default: return Bool.random(using: &generator) ? Int32(Int.random(in: 0..<100, using: &generator)) : Int.random(in: 0..<100, using: &generator)
+        default:
+            return Bool.random(using: &generator)
+                ? Int32(Int.random(in: 0..<100, using: &generator)) : Int.random(in: 0..<100, using: &generator)
         }
     }
 }

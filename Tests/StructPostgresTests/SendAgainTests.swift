@@ -40,56 +40,165 @@ struct SendAgainTests {
 
     static let cases: [Case] = [
         // A statement that never ran.
-        Case(name: "first statement refused on a closed connection: again", facts: facts(.hostGone, .running(bodyStarted: true), unwritten), answer: .sendAgain),
-        Case(name: "first statement ended unread by the server: again", facts: facts(.hostGone, .running(bodyStarted: true), endedUnread), answer: .sendAgain),
-        Case(name: "ended unread, but through a pooler: not known unread", facts: facts(.hostGone, .running(bodyStarted: true), endedUnread) { $0.throughPooler = true }, answer: .fail),
-        Case(name: "refused unwritten through a pooler: never left the client", facts: facts(.hostGone, .running(bodyStarted: true), unwritten) { $0.throughPooler = true }, answer: .sendAgain),
-        Case(name: "a later statement refused unwritten: earlier ones ran", facts: facts(.hostGone, .running(bodyStarted: true), later(unwritten)), answer: .fail),
-        Case(name: "a later statement ended unread: earlier ones ran", facts: facts(.hostGone, .running(bodyStarted: true), later(endedUnread)), answer: .fail),
-        Case(name: "unwritten but cancelled: not again", facts: facts(.hostGone, .running(bodyStarted: true), cancelledDuring(unwritten)), answer: .fail),
-        Case(name: "never ran, then the task cancelled: not again", facts: facts(.hostGone, .running(bodyStarted: true), unwritten) { $0.cancelled = true }, answer: .fail),
-        Case(name: "never ran while the pool shuts down: not again", facts: facts(.hostGone, .running(bodyStarted: true), unwritten) { $0.poolRunning = false }, answer: .fail),
-        Case(name: "never ran, at the pool's worth of closed connections: again", facts: facts(.hostGone, .running(bodyStarted: true), unwritten) { $0.attempt = 5 }, answer: .sendAgain),
-        Case(name: "never ran, past the pool's worth: not again", facts: facts(.hostGone, .running(bodyStarted: true), unwritten) { $0.attempt = 6 }, answer: .fail),
-        Case(name: "never ran with any error class: again", facts: facts(.other, .running(bodyStarted: true), unwritten), answer: .sendAgain),
+        Case(
+            name: "first statement refused on a closed connection: again", facts: facts(.hostGone, .running(bodyStarted: true), unwritten),
+            answer: .sendAgain),
+        Case(
+            name: "first statement ended unread by the server: again", facts: facts(.hostGone, .running(bodyStarted: true), endedUnread),
+            answer: .sendAgain),
+        Case(
+            name: "ended unread, but through a pooler: not known unread",
+            facts: facts(.hostGone, .running(bodyStarted: true), endedUnread) { $0.throughPooler = true }, answer: .fail),
+        Case(
+            name: "refused unwritten through a pooler: never left the client",
+            facts: facts(.hostGone, .running(bodyStarted: true), unwritten) { $0.throughPooler = true }, answer: .sendAgain),
+        Case(
+            name: "a later statement refused unwritten: earlier ones ran",
+            facts: facts(.hostGone, .running(bodyStarted: true), later(unwritten)), answer: .fail),
+        Case(
+            name: "a later statement ended unread: earlier ones ran",
+            facts: facts(.hostGone, .running(bodyStarted: true), later(endedUnread)), answer: .fail),
+        Case(
+            name: "unwritten but cancelled: not again", facts: facts(.hostGone, .running(bodyStarted: true), cancelledDuring(unwritten)),
+            answer: .fail),
+        Case(
+            name: "never ran, then the task cancelled: not again",
+            facts: facts(.hostGone, .running(bodyStarted: true), unwritten) { $0.cancelled = true }, answer: .fail),
+        Case(
+            name: "never ran while the pool shuts down: not again",
+            facts: facts(.hostGone, .running(bodyStarted: true), unwritten) { $0.poolRunning = false }, answer: .fail),
+        Case(
+            name: "never ran, at the pool's worth of closed connections: again",
+            facts: facts(.hostGone, .running(bodyStarted: true), unwritten) { $0.attempt = 5 }, answer: .sendAgain),
+        Case(
+            name: "never ran, past the pool's worth: not again",
+            facts: facts(.hostGone, .running(bodyStarted: true), unwritten) { $0.attempt = 6 }, answer: .fail),
+        Case(
+            name: "never ran with any error class: again", facts: facts(.other, .running(bodyStarted: true), unwritten), answer: .sendAgain),
         // A statement the server may have run.
         Case(name: "connection lost after the write, single host: not again", facts: facts(.hostGone), answer: .fail),
-        Case(name: "connection lost after the write, failover configured: not again", facts: facts(.hostGone) { $0.primaryMayMove = true }, answer: .fail),
+        Case(
+            name: "connection lost after the write, failover configured: not again", facts: facts(.hostGone) { $0.primaryMayMove = true },
+            answer: .fail),
         Case(name: "a constraint violation: not again", facts: facts(.other), answer: .fail),
         Case(name: "no delivery known: not again", facts: facts(.hostGone, .running(bodyStarted: true), nil), answer: .fail),
         // The host went away before the call's work began.
-        Case(name: "host gone before the body began, failover configured: again", facts: facts(.hostGone, .running(bodyStarted: false), nil) { $0.primaryMayMove = true }, answer: .sendAgain),
-        Case(name: "host gone before the body began, single host: not again", facts: facts(.hostGone, .running(bodyStarted: false), nil), answer: .fail),
-        Case(name: "host gone before the body began, past one try per host: not again", facts: facts(.hostGone, .running(bodyStarted: false), nil) { $0.primaryMayMove = true; $0.hosts = 2; $0.attempt = 3 }, answer: .fail),
+        Case(
+            name: "host gone before the body began, failover configured: again",
+            facts: facts(.hostGone, .running(bodyStarted: false), nil) { $0.primaryMayMove = true }, answer: .sendAgain),
+        Case(
+            name: "host gone before the body began, single host: not again", facts: facts(.hostGone, .running(bodyStarted: false), nil),
+            answer: .fail),
+        Case(
+            name: "host gone before the body began, past one try per host: not again",
+            facts: facts(.hostGone, .running(bodyStarted: false), nil) {
+                $0.primaryMayMove = true; $0.hosts = 2; $0.attempt = 3
+            }, answer: .fail),
         // Replicas.
-        Case(name: "a fetch on a replica whose host went: again", facts: facts(.hostGone) { $0.route = .replica(idempotent: true); $0.hosts = 2 }, answer: .sendAgain),
-        Case(name: "a stream on a replica whose host went after rows: not again", facts: facts(.hostGone) { $0.route = .replica(idempotent: false); $0.hosts = 2 }, answer: .fail),
-        Case(name: "a stream on a replica gone before it began: again", facts: facts(.hostGone, .running(bodyStarted: false), nil) { $0.route = .replica(idempotent: false); $0.hosts = 2 }, answer: .sendAgain),
-        Case(name: "a fetch on a replica, past one try per host: not again", facts: facts(.hostGone) { $0.route = .replica(idempotent: true); $0.hosts = 2; $0.attempt = 3 }, answer: .fail),
-        Case(name: "a replica's fetch that failed on a constraint-like error: not again", facts: facts(.other) { $0.route = .replica(idempotent: true) }, answer: .fail),
+        Case(
+            name: "a fetch on a replica whose host went: again",
+            facts: facts(.hostGone) {
+                $0.route = .replica(idempotent: true); $0.hosts = 2
+            }, answer: .sendAgain),
+        Case(
+            name: "a stream on a replica whose host went after rows: not again",
+            facts: facts(.hostGone) {
+                $0.route = .replica(idempotent: false); $0.hosts = 2
+            }, answer: .fail),
+        Case(
+            name: "a stream on a replica gone before it began: again",
+            facts: facts(.hostGone, .running(bodyStarted: false), nil) {
+                $0.route = .replica(idempotent: false); $0.hosts = 2
+            }, answer: .sendAgain),
+        Case(
+            name: "a fetch on a replica, past one try per host: not again",
+            facts: facts(.hostGone) {
+                $0.route = .replica(idempotent: true); $0.hosts = 2; $0.attempt = 3
+            }, answer: .fail),
+        Case(
+            name: "a replica's fetch that failed on a constraint-like error: not again",
+            facts: facts(.other) { $0.route = .replica(idempotent: true) }, answer: .fail),
         // Serialization failures and deadlocks.
-        Case(name: "deadlock of a single write: retried whole", facts: facts(.serializationOrDeadlock) { $0.atomic = true; $0.maxTransactionRetries = 3 }, answer: .retryTransaction(retry: 1)),
-        Case(name: "serialization failure, third retry of three", facts: facts(.serializationOrDeadlock) { $0.atomic = true; $0.maxTransactionRetries = 3; $0.transactionRetries = 2 }, answer: .retryTransaction(retry: 3)),
-        Case(name: "serialization failure after every retry: fails", facts: facts(.serializationOrDeadlock) { $0.atomic = true; $0.maxTransactionRetries = 3; $0.transactionRetries = 3 }, answer: .fail),
+        Case(
+            name: "deadlock of a single write: retried whole",
+            facts: facts(.serializationOrDeadlock) {
+                $0.atomic = true; $0.maxTransactionRetries = 3
+            }, answer: .retryTransaction(retry: 1)),
+        Case(
+            name: "serialization failure, third retry of three",
+            facts: facts(.serializationOrDeadlock) {
+                $0.atomic = true; $0.maxTransactionRetries = 3; $0.transactionRetries = 2
+            }, answer: .retryTransaction(retry: 3)),
+        Case(
+            name: "serialization failure after every retry: fails",
+            facts: facts(.serializationOrDeadlock) {
+                $0.atomic = true; $0.maxTransactionRetries = 3; $0.transactionRetries = 3
+            }, answer: .fail),
         Case(name: "serialization failure of a read: never retried", facts: facts(.serializationOrDeadlock), answer: .fail),
-        Case(name: "retries set to zero: fails at once", facts: facts(.serializationOrDeadlock) { $0.atomic = true; $0.maxTransactionRetries = 0 }, answer: .fail),
-        Case(name: "deadlock in a cancelled task: not retried", facts: facts(.serializationOrDeadlock) { $0.atomic = true; $0.maxTransactionRetries = 3; $0.cancelled = true }, answer: .fail),
+        Case(
+            name: "retries set to zero: fails at once",
+            facts: facts(.serializationOrDeadlock) {
+                $0.atomic = true; $0.maxTransactionRetries = 0
+            }, answer: .fail),
+        Case(
+            name: "deadlock in a cancelled task: not retried",
+            facts: facts(.serializationOrDeadlock) {
+                $0.atomic = true; $0.maxTransactionRetries = 3; $0.cancelled = true
+            }, answer: .fail),
         // Read-only refusals (a switchover).
-        Case(name: "a write refused by a former primary: wait for the new one", facts: facts(.readOnly) { $0.atomic = true; $0.refusedByAFormerPrimary = true }, answer: .waitForAPrimary),
-        Case(name: "refused read-only by a host still primary: the transaction was read-only", facts: facts(.readOnly) { $0.atomic = true }, answer: .fail),
-        Case(name: "refused by a former primary, patience spent", facts: facts(.readOnly) { $0.atomic = true; $0.refusedByAFormerPrimary = true; $0.withinPatience = false }, answer: .fail),
-        Case(name: "refused by a former primary, not atomic: may have half-run", facts: facts(.readOnly) { $0.refusedByAFormerPrimary = true }, answer: .fail),
-        Case(name: "refused read-only on a replica: not waited for", facts: facts(.readOnly) { $0.atomic = true; $0.refusedByAFormerPrimary = true; $0.route = .replica(idempotent: true) }, answer: .fail),
+        Case(
+            name: "a write refused by a former primary: wait for the new one",
+            facts: facts(.readOnly) {
+                $0.atomic = true; $0.refusedByAFormerPrimary = true
+            }, answer: .waitForAPrimary),
+        Case(
+            name: "refused read-only by a host still primary: the transaction was read-only", facts: facts(.readOnly) { $0.atomic = true },
+            answer: .fail),
+        Case(
+            name: "refused by a former primary, patience spent",
+            facts: facts(.readOnly) {
+                $0.atomic = true; $0.refusedByAFormerPrimary = true; $0.withinPatience = false
+            }, answer: .fail),
+        Case(
+            name: "refused by a former primary, not atomic: may have half-run",
+            facts: facts(.readOnly) { $0.refusedByAFormerPrimary = true }, answer: .fail),
+        Case(
+            name: "refused read-only on a replica: not waited for",
+            facts: facts(.readOnly) {
+                $0.atomic = true; $0.refusedByAFormerPrimary = true; $0.route = .replica(idempotent: true)
+            }, answer: .fail),
         // Prepared statements a pooler refused.
         Case(name: "a prepared statement refused by a pooler: again, unnamed", facts: facts(.preparedStatementRefused), answer: .sendAgain),
-        Case(name: "refused again on the second attempt: again once more", facts: facts(.preparedStatementRefused) { $0.attempt = 2 }, answer: .sendAgain),
+        Case(
+            name: "refused again on the second attempt: again once more", facts: facts(.preparedStatementRefused) { $0.attempt = 2 },
+            answer: .sendAgain),
         Case(name: "refused a third time: fails", facts: facts(.preparedStatementRefused) { $0.attempt = 3 }, answer: .fail),
         // Looking for a host.
-        Case(name: "no primary answers during a failover: wait", facts: facts(.hostGone, .findingAHost, nil) { $0.connectionLost = true; $0.primaryMayMove = true; $0.primaryFoundBefore = true }, answer: .waitForAPrimary),
-        Case(name: "no primary was ever found: fail at once", facts: facts(.hostGone, .findingAHost, nil) { $0.connectionLost = true; $0.primaryMayMove = true }, answer: .fail),
-        Case(name: "single host unreachable: fail at once", facts: facts(.hostGone, .findingAHost, nil) { $0.connectionLost = true; $0.primaryFoundBefore = true }, answer: .fail),
-        Case(name: "during a failover, patience spent: fail", facts: facts(.hostGone, .findingAHost, nil) { $0.connectionLost = true; $0.primaryMayMove = true; $0.primaryFoundBefore = true; $0.withinPatience = false }, answer: .fail),
-        Case(name: "a host that refuses a login (not lost): fail", facts: facts(.other, .findingAHost, nil) { $0.primaryMayMove = true; $0.primaryFoundBefore = true }, answer: .fail),
+        Case(
+            name: "no primary answers during a failover: wait",
+            facts: facts(.hostGone, .findingAHost, nil) {
+                $0.connectionLost = true; $0.primaryMayMove = true; $0.primaryFoundBefore = true
+            }, answer: .waitForAPrimary),
+        Case(
+            name: "no primary was ever found: fail at once",
+            facts: facts(.hostGone, .findingAHost, nil) {
+                $0.connectionLost = true; $0.primaryMayMove = true
+            }, answer: .fail),
+        Case(
+            name: "single host unreachable: fail at once",
+            facts: facts(.hostGone, .findingAHost, nil) {
+                $0.connectionLost = true; $0.primaryFoundBefore = true
+            }, answer: .fail),
+        Case(
+            name: "during a failover, patience spent: fail",
+            facts: facts(.hostGone, .findingAHost, nil) {
+                $0.connectionLost = true; $0.primaryMayMove = true; $0.primaryFoundBefore = true; $0.withinPatience = false
+            }, answer: .fail),
+        Case(
+            name: "a host that refuses a login (not lost): fail",
+            facts: facts(.other, .findingAHost, nil) {
+                $0.primaryMayMove = true; $0.primaryFoundBefore = true
+            }, answer: .fail),
     ]
 
     @Test(arguments: cases)
@@ -111,7 +220,8 @@ struct SendAgainTests {
         #expect(SendAgain.Failure(StructPostgresError(.connectionLost, "lost")) == .hostGone)
         #expect(SendAgain.Failure(StructPostgresError(.server, "shutting down", sqlState: "57P01")) == .hostGone)
         #expect(SendAgain.Failure(StructPostgresError(.server, "link failure", sqlState: "08006")) == .hostGone)
-        #expect(SendAgain.Failure(StructPostgresError(.serializationFailure, "serialization", sqlState: "40001")) == .serializationOrDeadlock)
+        #expect(
+            SendAgain.Failure(StructPostgresError(.serializationFailure, "serialization", sqlState: "40001")) == .serializationOrDeadlock)
         #expect(SendAgain.Failure(StructPostgresError(.deadlock, "deadlock", sqlState: "40P01")) == .serializationOrDeadlock)
         #expect(SendAgain.Failure(StructPostgresError(.server, "read-only", sqlState: "25006")) == .readOnly)
         #expect(SendAgain.Failure(StructPostgresError(.uniqueViolation, "duplicate", sqlState: "23505")) == .other)
@@ -132,13 +242,15 @@ struct SendAgainTests {
             // A statement the server may have run is never sent again outside a transaction: only a read that may run
             // twice, or a call PostgreSQL rolled back whole, runs again after one.
             if let delivery = facts.delivery, delivery.written, !delivery.endedUnread || facts.throughPooler || !delivery.first,
-               facts.failure != .serializationOrDeadlock, case .running(true) = facts.stage, facts.route != .replica(idempotent: true) {
+                facts.failure != .serializationOrDeadlock, case .running(true) = facts.stage, facts.route != .replica(idempotent: true)
+            {
                 if facts.failure != .preparedStatementRefused && facts.failure != .readOnly { #expect(answer == .fail, context) }
             }
             // A later statement of the call never makes it run again, whatever happened to it, unless the whole call
             // was rolled back by PostgreSQL or is an idempotent read.
             if let delivery = facts.delivery, !delivery.first, facts.failure == .hostGone, case .running(true) = facts.stage,
-               facts.route != .replica(idempotent: true) {
+                facts.route != .replica(idempotent: true)
+            {
                 #expect(answer == .fail, context)
             }
             // A retried transaction only for what PostgreSQL rolled back whole, within the retries asked for.

@@ -46,7 +46,9 @@ import Testing
         #expect(scalars(NFC.normalize("a\u{301}\u{323}")) == [0x1EA1, 0x301], "marks reorder by combining class")
         #expect(scalars(NFC.normalize("q\u{301}")) == [0x71, 0x301], "no precomposed q with acute")
         #expect(scalars(NFC.normalize("\u{10041}\u{301}")) == [0x10041, 0x301], "a scalar beyond the BMP stays itself")
-        for composed in ["", "Dune", "Caf\u{E9} \u{C5}ngstr\u{F6}m", "\u{D55C}\u{AD6D}\u{C5B4}", "👍🏽", "🇫🇷", String(repeating: "x", count: 100)] {
+        for composed in [
+            "", "Dune", "Caf\u{E9} \u{C5}ngstr\u{F6}m", "\u{D55C}\u{AD6D}\u{C5B4}", "👍🏽", "🇫🇷", String(repeating: "x", count: 100),
+        ] {
             #expect(scalars(NFC.normalize(composed)) == scalars(composed))
             #expect(NFC.isNormalizedWithoutComposing(composed) || !composed.unicodeScalars.allSatisfy { $0.value < 0x300 })
         }

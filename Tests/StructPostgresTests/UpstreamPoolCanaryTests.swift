@@ -13,7 +13,9 @@ struct UpstreamPoolCanaryTests {
         init(id: Int) { self.id = id }
         func onClose(_ closure: @escaping @Sendable ((any Error)?) -> Void) { handlers.withLock { $0.append(closure) } }
         func close() {
-            for handler in handlers.withLock({ handlers in defer { handlers = [] }; return handlers }) { handler(nil) }
+            for handler in handlers.withLock({ handlers in
+                defer { handlers = [] }; return handlers
+            }) { handler(nil) }
         }
     }
 
@@ -67,7 +69,9 @@ struct UpstreamPoolCanaryTests {
                 pool.leaseConnection(Request(id: 2, answers: answers))
                 first.close()
                 for _ in 0..<60 where answers.answer(of: 2) == nil { try await Task.sleep(for: .milliseconds(5)) }
-                #expect(answers.answer(of: 2) == nil, "PostgresNIO's pool now serves a queued lease when a connection closes: ConnectionPool.nudge() can go")
+                #expect(
+                    answers.answer(of: 2) == nil,
+                    "PostgresNIO's pool now serves a queued lease when a connection closes: ConnectionPool.nudge() can go")
                 pool.cancelLeaseConnection(2)
             } catch {
                 Issue.record(error)

@@ -68,8 +68,10 @@ extension Bench {
                     let seconds = try await Report.seconds {
                         switch contender {
                         case .handWritten: results[contender] = try await hand.page(after: stop.after, on: connection).map(\.uuid)
-                        default: results[contender] = try await service.fetch(
-                            BenchBook.self, sortedBy: [.ascending("title")], pageSize: 50, after: stop.cursor).items.map(\.uuid)
+                        default:
+                            results[contender] = try await service.fetch(
+                                BenchBook.self, sortedBy: [.ascending("title")], pageSize: 50, after: stop.cursor
+                            ).items.map(\.uuid)
                         }
                     }
                     if call >= 0 { pages[contender, default: []].append(seconds * 1_000_000) }
@@ -85,7 +87,9 @@ extension Bench {
         }
         report.addLatencies("W10 page of 50 after a cursor", pages)
         let (page, fetch) = (Report.median(pages[.library]!), Report.median(firstPages))
-        say("W10 page of 50 after a cursor against fetch(limit: 50) of the first 50 (both StructPostgres, p50): \(Int(page)) µs against \(Int(fetch)) µs, \(format(page / fetch))x")
+        say(
+            "W10 page of 50 after a cursor against fetch(limit: 50) of the first 50 (both StructPostgres, p50): \(Int(page)) µs against \(Int(fetch)) µs, \(format(page / fetch))x"
+        )
     }
 }
 

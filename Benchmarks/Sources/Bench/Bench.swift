@@ -13,21 +13,22 @@ struct Bench {
     /// Empty tables, the authors, and books `0..<books` at version 0 (as `BenchData.book` makes them), in SQL.
     func seed(books: Int, reviews: Int = 0) async throws {
         let authors = options.authors
-        try await service.execute(unsafeSQL: """
-            TRUNCATE reviews, store_books, books, stores, authors;
-            INSERT INTO authors (uuid, name)
-                SELECT ('00000001-0000-4000-8000-' || lpad(i::text, 12, '0'))::uuid, 'Author ' || i FROM generate_series(0, \(authors - 1)) i;
-            INSERT INTO books (uuid, title, price, publisher, author_id)
-                SELECT ('00000002-0000-4000-8000-' || lpad(i::text, 12, '0'))::uuid, 'Book ' || i || ' v0', (i % 500)::float8,
-                       'Publisher ' || (i % 37) || ' v0', ('00000001-0000-4000-8000-' || lpad(((i * 7) % \(authors))::text, 12, '0'))::uuid
-                FROM generate_series(0, \(books - 1)) i;
-            INSERT INTO reviews (uuid, book_id, content, created_at)
-                SELECT ('00000003-0000-4000-8000-' || lpad(i::text, 12, '0'))::uuid,
-                       ('00000002-0000-4000-8000-' || lpad((i % \(max(books, 1)))::text, 12, '0'))::uuid,
-                       'Review ' || i || ': worth reading', to_timestamp(1700000000 - i * 60)
-                FROM generate_series(0, \(reviews - 1)) i;
-            ANALYZE;
-            """)
+        try await service.execute(
+            unsafeSQL: """
+                TRUNCATE reviews, store_books, books, stores, authors;
+                INSERT INTO authors (uuid, name)
+                    SELECT ('00000001-0000-4000-8000-' || lpad(i::text, 12, '0'))::uuid, 'Author ' || i FROM generate_series(0, \(authors - 1)) i;
+                INSERT INTO books (uuid, title, price, publisher, author_id)
+                    SELECT ('00000002-0000-4000-8000-' || lpad(i::text, 12, '0'))::uuid, 'Book ' || i || ' v0', (i % 500)::float8,
+                           'Publisher ' || (i % 37) || ' v0', ('00000001-0000-4000-8000-' || lpad(((i * 7) % \(authors))::text, 12, '0'))::uuid
+                    FROM generate_series(0, \(books - 1)) i;
+                INSERT INTO reviews (uuid, book_id, content, created_at)
+                    SELECT ('00000003-0000-4000-8000-' || lpad(i::text, 12, '0'))::uuid,
+                           ('00000002-0000-4000-8000-' || lpad((i % \(max(books, 1)))::text, 12, '0'))::uuid,
+                           'Review ' || i || ': worth reading', to_timestamp(1700000000 - i * 60)
+                    FROM generate_series(0, \(reviews - 1)) i;
+                ANALYZE;
+                """)
         try await settle()
     }
 
@@ -43,7 +44,9 @@ struct Bench {
         if let total, stored != total { throw BenchError("\(contender): \(stored) books stored, expected \(total)") }
         guard stored >= books.count else { throw BenchError("\(contender): \(stored) books stored, expected at least \(books.count)") }
         for book in stride(from: 0, to: books.count, by: max(1, books.count / 50)).map({ books[$0] }) + [books[books.count - 1]] {
-            guard try await hand.book(book.uuid) == book else { throw BenchError("\(contender): book \(book.uuid) differs from what was written") }
+            guard try await hand.book(book.uuid) == book else {
+                throw BenchError("\(contender): book \(book.uuid) differs from what was written")
+            }
         }
     }
 

@@ -14,8 +14,11 @@ struct CallCost: CustomStringConvertible {
     var allocatedBytes: Double?
 
     var description: String {
-        let allocated = allocations.map { "\(format($0)) allocations (\(Int(allocatedBytes ?? 0)) bytes)" } ?? "allocations not counted (run with --costs)"
-        return "\(format(voluntarySwitches)) thread sleeps (\(format(involuntarySwitches)) preemptions), \(allocated) per call over \(calls) calls"
+        let allocated =
+            allocations.map { "\(format($0)) allocations (\(Int(allocatedBytes ?? 0)) bytes)" }
+            ?? "allocations not counted (run with --costs)"
+        return
+            "\(format(voluntarySwitches)) thread sleeps (\(format(involuntarySwitches)) preemptions), \(allocated) per call over \(calls) calls"
     }
 
     /// The cost per call of running `call` `count` times, one after the other.
@@ -45,10 +48,11 @@ struct CallCost: CustomStringConvertible {
     /// The counters of a preloaded malloc-interposer, found by name.
     struct Interposer: @unchecked Sendable {
         typealias Void0 = @convention(c) () -> Void
-        typealias Stats = @convention(c) (
-            UnsafeMutablePointer<Int64>?, UnsafeMutablePointer<Int64>?, UnsafeMutablePointer<Int64>?,
-            UnsafeMutablePointer<Int64>?, UnsafeMutablePointer<Int64>?, UnsafeMutablePointer<Int64>?
-        ) -> Void
+        typealias Stats =
+            @convention(c) (
+                UnsafeMutablePointer<Int64>?, UnsafeMutablePointer<Int64>?, UnsafeMutablePointer<Int64>?,
+                UnsafeMutablePointer<Int64>?, UnsafeMutablePointer<Int64>?, UnsafeMutablePointer<Int64>?
+            ) -> Void
         let enable: Void0
         let disable: Void0
         let reset: Void0
@@ -59,8 +63,9 @@ struct CallCost: CustomStringConvertible {
             func symbol<T>(_ name: String, _ type: T.Type) -> T? {
                 dlsym(handle, name).map { unsafeBitCast($0, to: type) }
             }
-            guard let enable = symbol("malloc_interposer_enable", Void0.self), let disable = symbol("malloc_interposer_disable", Void0.self),
-                  let reset = symbol("malloc_interposer_reset", Void0.self), let stats = symbol("malloc_interposer_get_stats", Stats.self)
+            guard let enable = symbol("malloc_interposer_enable", Void0.self),
+                let disable = symbol("malloc_interposer_disable", Void0.self),
+                let reset = symbol("malloc_interposer_reset", Void0.self), let stats = symbol("malloc_interposer_get_stats", Stats.self)
             else { return nil }
             return Interposer(enable: enable, disable: disable, reset: reset, stats: stats)
         }()

@@ -15,7 +15,8 @@ extension Bench {
         var configuration = PostgresService.Configuration(connection: settings, pool: PoolOptions(maxConnections: 8), logger: Self.quiet)
         configuration.coalescing = WriteCoalescing()
         try await PostgresService.withService(configuration: configuration) { coalescing in
-            let state = try await service.query("SELECT current_setting('fsync') || '/' || current_setting('synchronous_commit')")[0].decode(String.self)
+            let state = try await service.query("SELECT current_setting('fsync') || '/' || current_setting('synchronous_commit')")[0]
+                .decode(String.self)
             say("W4c on a server with fsync/synchronous_commit = \(state)")
             for (name, tasks, perTask, target) in [("W4", 8, options.singles / 4, 1.2), ("W4b", 64, options.singles / 20, 1.5)] {
                 let workload = "\(name) \(tasks) tasks x \(perTask) coalesced, \(setting)"
@@ -35,12 +36,16 @@ extension Bench {
                     }
                     cpu[contender, default: []].append(CPUTime.now(server: serverIsLocal) - cpuStart)
                     if contender == .library { commits.append(Double(try await nextTransaction() - before - 1)) }
-                    try await verify(BenchData.books(0..<(tasks * perTask), authors: options.authors, version: 5), contender.rawValue, total: tasks * perTask)
+                    try await verify(
+                        BenchData.books(0..<(tasks * perTask), authors: options.authors, version: 5), contender.rawValue,
+                        total: tasks * perTask)
                     return Double(tasks * perTask) / seconds
                 }
                 report.add(workload, unit: "rows/s", rounds: throughput, target: .atLeast(target))
                 report.noteCPU(workload, cpu) { "\(Int($0 * 1e6 / Double(tasks * perTask))) µs per upsert" }
-                report.note(workload, "StructPostgres", "\(Int(Report.median(commits))) commits for \(tasks * perTask) calls (median; hand-written: one each)")
+                report.note(
+                    workload, "StructPostgres",
+                    "\(Int(Report.median(commits))) commits for \(tasks * perTask) calls (median; hand-written: one each)")
             }
             if lone { try await loneCallCost(coalescing) }
         }
@@ -61,7 +66,8 @@ extension Bench {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }
-            try await PostgresService.withService(configuration: .init(connection: cluster.settings, pool: pool, logger: quiet)) { service in
+            try await PostgresService.withService(configuration: .init(connection: cluster.settings, pool: pool, logger: quiet)) {
+                service in
                 _ = try await Migrator(service: service, migrations: try MigrationSet(directory: migrations)).migrate()
                 let bench = Bench(service: service, hand: HandWritten(client: client), fluent: nil, options: options, serverIsLocal: true)
                 try await bench.coalescedUpserts(&report, cluster.settings, setting: "fsync on", lone: false)
@@ -82,7 +88,9 @@ extension Bench {
         }
         let (on, off) = (Report.percentile(latencies[true]!, 0.5), Report.percentile(latencies[false]!, 0.5))
         let ratio = on / off
-        say("W3 single upsert, coalescing on / off: p50 \(Int(on)) µs against \(Int(off)) µs = \(format(ratio)) (target <= 1.10: \(ratio <= 1.10 ? "met" : "missed")); p99 \(Int(Report.percentile(latencies[true]!, 0.99))) µs against \(Int(Report.percentile(latencies[false]!, 0.99))) µs")
+        say(
+            "W3 single upsert, coalescing on / off: p50 \(Int(on)) µs against \(Int(off)) µs = \(format(ratio)) (target <= 1.10: \(ratio <= 1.10 ? "met" : "missed")); p99 \(Int(Report.percentile(latencies[true]!, 0.99))) µs against \(Int(Report.percentile(latencies[false]!, 0.99))) µs"
+        )
     }
 
     /// The next transaction id: the write transactions between two readings are their difference less one (the

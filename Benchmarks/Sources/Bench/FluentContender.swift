@@ -71,7 +71,9 @@ struct FluentContender {
             try await authors.map(FluentAuthor.init).create(on: tx)
             let bookModels = books.map { book -> FluentBook in
                 let model = FluentBook()
-                model.assign(BenchBook(uuid: book.uuid, title: book.title, price: book.price, publisher: book.publisher, authorID: book.author!.uuid))
+                model.assign(
+                    BenchBook(uuid: book.uuid, title: book.title, price: book.price, publisher: book.publisher, authorID: book.author!.uuid)
+                )
                 return model
             }
             try await bookModels.create(on: tx)
@@ -109,12 +111,14 @@ struct FluentContender {
             .with(\.$books) { $0.with(\.$author).with(\.$reviews) }
             .all()
         return stores.map { store in
-            GraphStore(uuid: store.id!, brand: store.brand, books: store.books.sorted { $0.title < $1.title }.map { book in
-                GraphBook(
-                    uuid: book.id!, title: book.title, price: book.price, publisher: book.publisher,
-                    author: book.author.map { BenchAuthor(uuid: $0.id!, name: $0.name) },
-                    reviews: book.reviews.map(\.bench).sorted { $0.createdAt < $1.createdAt })
-            })
+            GraphStore(
+                uuid: store.id!, brand: store.brand,
+                books: store.books.sorted { $0.title < $1.title }.map { book in
+                    GraphBook(
+                        uuid: book.id!, title: book.title, price: book.price, publisher: book.publisher,
+                        author: book.author.map { BenchAuthor(uuid: $0.id!, name: $0.name) },
+                        reviews: book.reviews.map(\.bench).sorted { $0.createdAt < $1.createdAt })
+                })
         }
     }
 }

@@ -89,7 +89,9 @@ extension BenchData {
     /// What the graph holds, to compare what each contender read back: stores, books, reviews, distinct authors.
     static func census(_ stores: [GraphStore]) -> [Int] {
         let books = stores.flatMap { $0.books ?? [] }
-        return [stores.count, books.count, books.reduce(0) { $0 + ($1.reviews?.count ?? 0) },
-                Set(books.compactMap { $0.author?.uuid }).count]
+        return [
+            stores.count, books.count, books.reduce(0) { $0 + ($1.reviews?.count ?? 0) },
+            Set(books.compactMap { $0.author?.uuid }).count,
+        ]
     }
 }

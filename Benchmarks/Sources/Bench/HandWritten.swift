@@ -40,7 +40,8 @@ struct HandWritten {
                 }
                 if buffer.readableBytes > 0 { try await writer.write(buffer) }
             }
-            try await connection.query("""
+            try await connection.query(
+                """
                 INSERT INTO books (uuid, title, price, publisher, author_id)
                 SELECT uuid, title, price, publisher, author_id FROM books_stage
                 ON CONFLICT (uuid) DO UPDATE SET title = EXCLUDED.title, price = EXCLUDED.price,
@@ -155,12 +156,13 @@ struct UpsertBook: PostgresPreparedStatement {
 
 /// ``UpsertBook`` that leaves a row with the same values alone and returns whether it inserted.
 struct UpsertBookReportingOutcome: PostgresPreparedStatement {
-    static let sql = UpsertBook.sql + """
+    static let sql =
+        UpsertBook.sql + """
 
-        WHERE (books.title, books.price, books.publisher, books.author_id)
-            IS DISTINCT FROM (EXCLUDED.title, EXCLUDED.price, EXCLUDED.publisher, EXCLUDED.author_id)
-        RETURNING (xmax = 0)
-        """
+            WHERE (books.title, books.price, books.publisher, books.author_id)
+                IS DISTINCT FROM (EXCLUDED.title, EXCLUDED.price, EXCLUDED.publisher, EXCLUDED.author_id)
+            RETURNING (xmax = 0)
+            """
     typealias Row = Bool
     let book: BenchBook
 

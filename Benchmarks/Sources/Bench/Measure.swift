@@ -84,7 +84,9 @@ struct Report {
             fluent: figures[.fluent].map(Self.median), ratio: Self.median(ratios), speedup: pairedSpeedup,
             target: target, fluentTarget: fluentTarget)
         if ratios.count > 1 { note(workload, "each round", "StructPostgres / hand-written: " + ratios.map(format).joined(separator: " ")) }
-        if let speedups, pairedSpeedup != nil, speedups.count > 1 { note(workload, "each round", "StructPostgres / Fluent: " + speedups.map(format).joined(separator: " ")) }
+        if let speedups, pairedSpeedup != nil, speedups.count > 1 {
+            note(workload, "each round", "StructPostgres / Fluent: " + speedups.map(format).joined(separator: " "))
+        }
     }
 
     mutating func add(
@@ -99,8 +101,10 @@ struct Report {
         say(line(workload, "hand-written", handWritten, unit, "1.00"))
         say(line(workload, "StructPostgres", library, unit, format(result.ratio), verdict(result.ratio, target)))
         if let fluent, let speedup = result.speedup {
-            say(line(workload, "Fluent", fluent, unit, format(fluent / handWritten),
-                       "StructPostgres is \(format(speedup))x Fluent " + verdict(speedup, fluentTarget)))
+            say(
+                line(
+                    workload, "Fluent", fluent, unit, format(fluent / handWritten),
+                    "StructPostgres is \(format(speedup))x Fluent " + verdict(speedup, fluentTarget)))
         }
     }
 
@@ -129,7 +133,9 @@ struct Report {
 
     /// Prints an extra figure (memory, say) that has no contender ratio.
     func note(_ workload: String, _ contender: String, _ text: String) {
-        say(workload.padding(toLength: 52, withPad: " ", startingAt: 0) + contender.padding(toLength: 16, withPad: " ", startingAt: 0) + text)
+        say(
+            workload.padding(toLength: 52, withPad: " ", startingAt: 0) + contender.padding(toLength: 16, withPad: " ", startingAt: 0)
+                + text)
     }
 
     /// The results as a Markdown table, for the README.
@@ -143,7 +149,7 @@ struct Report {
             let speedup = result.speedup.map { "\(format($0))x (\(result.fluentTarget.text)) \(mark($0, result.fluentTarget))" } ?? "-"
             lines.append(
                 "| \(result.workload) | \(figure(result.handWritten)) \(result.unit) | \(figure(result.library)) \(result.unit) | \(fluent) | "
-                + "\(format(result.ratio)) (\(result.target.text)) \(mark(result.ratio, result.target)) | \(speedup) |")
+                    + "\(format(result.ratio)) (\(result.target.text)) \(mark(result.ratio, result.target)) | \(speedup) |")
         }
         return lines.joined(separator: "\n")
     }
@@ -164,7 +170,9 @@ struct Report {
         }
     }
 
-    private func line(_ workload: String, _ contender: String, _ value: Double, _ unit: String, _ ratio: String, _ note: String = "") -> String {
+    private func line(_ workload: String, _ contender: String, _ value: Double, _ unit: String, _ ratio: String, _ note: String = "")
+        -> String
+    {
         workload.padding(toLength: 52, withPad: " ", startingAt: 0)
             + contender.padding(toLength: 16, withPad: " ", startingAt: 0)
             + (figure(value) + " " + unit).padding(toLength: 22, withPad: " ", startingAt: 0)
@@ -189,8 +197,8 @@ enum Memory {
 
     private static func field(_ name: String) -> Double {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }),
-              let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }),
+            let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
         else { return 0 }
         return kilobytes / 1024
     }
@@ -218,7 +226,7 @@ struct CPUTime {
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where entry.allSatisfy(\.isNumber) {
             // `pid (comm) state ppid ...`: utime and stime are the 14th and 15th fields.
             guard let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8), stat.contains(" (postgres) "),
-                  let fields = stat.split(separator: ")").last?.split(separator: " "), fields.count > 12
+                let fields = stat.split(separator: ")").last?.split(separator: " "), fields.count > 12
             else { continue }
             ticks += (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)
         }

@@ -16,13 +16,17 @@ extension Bench {
         let changes = options.singles / 10
         var refetch: [Double] = []
         for _ in 0..<changes {
-            refetch.append(try await Report.seconds { _ = try await service.fetch(BenchBook.self, where: .equal("uuid", book.uuid), loading: .none) } * 1_000_000)
+            refetch.append(
+                try await Report.seconds { _ = try await service.fetch(BenchBook.self, where: .equal("uuid", book.uuid), loading: .none) }
+                    * 1_000_000)
         }
         try await service.installChangeNotifications(on: ["books"])
         for observers in [1, 100] {
             let latencies = try await deliveryLatencies(observers: observers, changes: changes, book: book)
             let (p50, p99) = (Report.median(latencies), latencies.sorted()[latencies.count * 99 / 100])
-            say("W8 commit to delivery, \(observers) observer\(observers == 1 ? "" : "s") (\(changes) changes): p50 \(Int(p50)) µs, p99 \(Int(p99)) µs; the re-fetch alone: p50 \(Int(Report.median(refetch))) µs (target: p50 within 2,000 µs of it: \(p50 - Report.median(refetch) <= 2_000 ? "met" : "missed"))")
+            say(
+                "W8 commit to delivery, \(observers) observer\(observers == 1 ? "" : "s") (\(changes) changes): p50 \(Int(p50)) µs, p99 \(Int(p99)) µs; the re-fetch alone: p50 \(Int(Report.median(refetch))) µs (target: p50 within 2,000 µs of it: \(p50 - Report.median(refetch) <= 2_000 ? "met" : "missed"))"
+            )
         }
         try await service.execute(unsafeSQL: "SELECT structpg_unobserve('books')")
     }
@@ -67,12 +71,13 @@ extension Bench {
     private func triggerCost(keys: Bool) async throws {
         let count = options.sizes.first ?? 10_000
         try await seed(books: count / 2)
-        try await service.execute(unsafeSQL: """
-            CREATE TABLE books_plain (LIKE books INCLUDING ALL);
-            ALTER TABLE books_plain ADD FOREIGN KEY (author_id) REFERENCES authors (uuid);
-            INSERT INTO books_plain SELECT * FROM books;
-            ANALYZE books_plain;
-            """)
+        try await service.execute(
+            unsafeSQL: """
+                CREATE TABLE books_plain (LIKE books INCLUDING ALL);
+                ALTER TABLE books_plain ADD FOREIGN KEY (author_id) REFERENCES authors (uuid);
+                INSERT INTO books_plain SELECT * FROM books;
+                ANALYZE books_plain;
+                """)
         try await service.installChangeNotifications(on: ["books"], keys: keys)
         var batchRatios: [Double] = []
         var singles: [Bool: [Double]] = [:]
@@ -86,16 +91,25 @@ extension Bench {
             var seconds: [Bool: Double] = [:]
             for withTriggers in round.isMultiple(of: 2) ? [true, false] : [false, true] {
                 seconds[withTriggers] = try await Report.seconds {
-                    if withTriggers { try await service.update(entities: books) } else { try await service.update(entities: books.map(PlainBook.init)) }
+                    if withTriggers {
+                        try await service.update(entities: books)
+                    } else {
+                        try await service.update(entities: books.map(PlainBook.init))
+                    }
                 }
             }
             batchRatios.append(seconds[false]! / seconds[true]!)
             for index in 0..<100 {
                 let book = BenchData.book(index, authors: options.authors, version: round + 100)
                 for withTriggers in index.isMultiple(of: 2) ? [true, false] : [false, true] {
-                    singles[withTriggers, default: []].append(try await Report.seconds {
-                        if withTriggers { try await service.update(entities: [book]) } else { try await service.update(entities: [PlainBook(book)]) }
-                    })
+                    singles[withTriggers, default: []].append(
+                        try await Report.seconds {
+                            if withTriggers {
+                                try await service.update(entities: [book])
+                            } else {
+                                try await service.update(entities: [PlainBook(book)])
+                            }
+                        })
                 }
             }
         }
@@ -103,7 +117,9 @@ extension Bench {
         service.forgetSchemaCache()
         let batch = Report.median(batchRatios)
         let single = Report.median(singles[false]!) / Report.median(singles[true]!)
-        say("W8 trigger cost\(keys ? " with keys" : ""): W1 \(count) books with the triggers at \(format(batch)) of the speed without, single upserts at \(format(single)) (p50 \(Int(Report.median(singles[true]!) * 1e6)) µs against \(Int(Report.median(singles[false]!) * 1e6)) µs; targets >= 0.95: \(batch >= 0.95 ? "met" : "missed"), \(single >= 0.95 ? "met" : "missed"))")
+        say(
+            "W8 trigger cost\(keys ? " with keys" : ""): W1 \(count) books with the triggers at \(format(batch)) of the speed without, single upserts at \(format(single)) (p50 \(Int(Report.median(singles[true]!) * 1e6)) µs against \(Int(Report.median(singles[false]!) * 1e6)) µs; targets >= 0.95: \(batch >= 0.95 ? "met" : "missed"), \(single >= 0.95 ? "met" : "missed"))"
+        )
     }
 }
 

@@ -50,7 +50,9 @@ struct Options {
             }
             guard let text = iterator.next() else { throw BenchError("\(flag) needs a value\n\(Self.usage)") }
             if flag == "--profile" {
-                guard let contender = Contender(rawValue: text) else { throw BenchError("--profile takes hand-written, StructPostgres or Fluent") }
+                guard let contender = Contender(rawValue: text) else {
+                    throw BenchError("--profile takes hand-written, StructPostgres or Fluent")
+                }
                 profiled = contender
                 continue
             }

@@ -24,7 +24,9 @@ extension Bench {
                     let seconds = try await Report.seconds {
                         switch contender {
                         case .handWritten: _ = try await hand.reviews(of: book, on: connection)
-                        default: _ = try await service.fetch(BenchReview.self, where: .equal("bookID", book), sortedBy: [.ascending("createdAt")])
+                        default:
+                            _ = try await service.fetch(
+                                BenchReview.self, where: .equal("bookID", book), sortedBy: [.ascending("createdAt")])
                         }
                     }
                     if call >= 0 { latencies[contender, default: []].append(seconds * 1_000_000) }
@@ -33,7 +35,8 @@ extension Bench {
                 let upsertStart = CPUTime.now(server: false)
                 for call in -50..<(phase == "fetch" ? -50 : calls) {
                     // A version of each call's own: every upsert changes its row (an unchanged row is not rewritten).
-                    let book = BenchData.book(max(call, 0) % books, authors: options.authors, version: call + (contender == .handWritten ? 100_000 : 200_000))
+                    let book = BenchData.book(
+                        max(call, 0) % books, authors: options.authors, version: call + (contender == .handWritten ? 100_000 : 200_000))
                     let seconds = try await Report.seconds {
                         switch contender {
                         case .handWritten: _ = try await hand.upsertOneReportingOutcome(book, on: connection)
@@ -49,8 +52,12 @@ extension Bench {
         try await callCosts(contenders, books: books)
         for contender in contenders {
             let (queries, writes) = (latencies[contender]!.sorted(), upserts[contender]!.sorted())
-            say("P point query \(contender.rawValue): p50 \(Int(queries[queries.count / 2])) µs, client CPU \(Int(cpu[contender]!)) µs per call")
-            say("P single upsert \(contender.rawValue): p50 \(Int(writes[writes.count / 2])) µs, client CPU \(Int(upsertCPU[contender]!)) µs per call")
+            say(
+                "P point query \(contender.rawValue): p50 \(Int(queries[queries.count / 2])) µs, client CPU \(Int(cpu[contender]!)) µs per call"
+            )
+            say(
+                "P single upsert \(contender.rawValue): p50 \(Int(writes[writes.count / 2])) µs, client CPU \(Int(upsertCPU[contender]!)) µs per call"
+            )
         }
     }
 
@@ -71,7 +78,9 @@ extension Bench {
                     call += 1
                     switch contender {
                     case .handWritten: _ = try await hand.reviews(of: book(call), on: connection)
-                    default: _ = try await service.fetch(BenchReview.self, where: .equal("bookID", book(call)), sortedBy: [.ascending("createdAt")])
+                    default:
+                        _ = try await service.fetch(
+                            BenchReview.self, where: .equal("bookID", book(call)), sortedBy: [.ascending("createdAt")])
                     }
                 }
                 let upsert = try await CallCost.measure(count) {
@@ -82,7 +91,9 @@ extension Bench {
                     }
                 }
                 say("P costs, point query, \(contender == .handWritten ? "hand-written (held connection)" : contender.rawValue): \(fetch)")
-                say("P costs, single upsert, \(contender == .handWritten ? "hand-written (held connection)" : contender.rawValue): \(upsert)")
+                say(
+                    "P costs, single upsert, \(contender == .handWritten ? "hand-written (held connection)" : contender.rawValue): \(upsert)"
+                )
             }
         }
         guard contenders.contains(.handWritten) else { return }

@@ -34,7 +34,9 @@ extension Bench {
                 }
             }
             let (direct, pooledP50) = (Report.median(latencies[false]!), Report.median(latencies[true]!))
-            say("PGB reviews of a book p50 through PgBouncer 1.18 (pool_mode=transaction): \(Int(pooledP50 * 1e6)) µs, direct \(Int(direct * 1e6)) µs: \(format(pooledP50 / direct))x the latency")
+            say(
+                "PGB reviews of a book p50 through PgBouncer 1.18 (pool_mode=transaction): \(Int(pooledP50 * 1e6)) µs, direct \(Int(direct * 1e6)) µs: \(format(pooledP50 / direct))x the latency"
+            )
         }
     }
 }

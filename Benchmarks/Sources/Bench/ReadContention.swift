@@ -46,10 +46,14 @@ extension Bench {
                                     group.addTask {
                                         for call in 0..<perTask {
                                             let key = book(task * perTask + call)
-                                            let found = contender == .handWritten
+                                            let found =
+                                                contender == .handWritten
                                                 ? try await hand.client.withConnection { try await hand.reviews(of: key, on: $0) }
-                                                : try await library.fetch(BenchReview.self, where: .equal("bookID", key), sortedBy: [.ascending("createdAt")])
-                                            guard found.allSatisfy({ $0.bookID == key }) else { throw BenchError("W2c: a read got another book's reviews") }
+                                                : try await library.fetch(
+                                                    BenchReview.self, where: .equal("bookID", key), sortedBy: [.ascending("createdAt")])
+                                            guard found.allSatisfy({ $0.bookID == key }) else {
+                                                throw BenchError("W2c: a read got another book's reviews")
+                                            }
                                             if !found.isEmpty { checked.value.add(1, ordering: .relaxed) }
                                         }
                                     }
@@ -59,10 +63,14 @@ extension Bench {
                         }
                     }
                     let found = checked.value.load(ordering: .relaxed)
-                    guard found == tasks * perTask || reviews < books else { throw BenchError("W2c \(contender.rawValue): \(found) reads found reviews") }
+                    guard found == tasks * perTask || reviews < books else {
+                        throw BenchError("W2c \(contender.rawValue): \(found) reads found reviews")
+                    }
                     return Double(tasks * perTask) / seconds
                 }
-                report.add("W2c \(tasks) tasks x \(perTask) point reads, against \(variant)", unit: "reads/s", rounds: throughput, target: .atLeast(variant.hasSuffix("off") ? 1.0 : 1.5))
+                report.add(
+                    "W2c \(tasks) tasks x \(perTask) point reads, against \(variant)", unit: "reads/s", rounds: throughput,
+                    target: .atLeast(variant.hasSuffix("off") ? 1.0 : 1.5))
             }
         }
     }

@@ -14,17 +14,23 @@ extension Bench {
             for query in -50..<options.singles {
                 let index = (max(query, 0) * 7_919) % books
                 let book = BenchData.uuid(2, index)
-                let expected = stride(from: index, to: reviews, by: books).map { BenchData.review($0, books: books) }.sorted { $0.createdAt < $1.createdAt }
+                let expected = stride(from: index, to: reviews, by: books).map { BenchData.review($0, books: books) }.sorted {
+                    $0.createdAt < $1.createdAt
+                }
                 for contender in contenders {
                     var found: [BenchReview] = []
                     let seconds = try await Report.seconds {
                         switch contender {
                         case .handWritten: found = try await hand.reviews(of: book, on: connection)
-                        case .library: found = try await service.fetch(BenchReview.self, where: .equal("bookID", book), sortedBy: [.ascending("createdAt")])
+                        case .library:
+                            found = try await service.fetch(
+                                BenchReview.self, where: .equal("bookID", book), sortedBy: [.ascending("createdAt")])
                         case .fluent: found = try await fluent!.reviews(of: book)
                         }
                     }
-                    guard found == expected else { throw BenchError("W2 \(contender.rawValue): reviews of book \(index) differ (\(found.count) vs \(expected.count))") }
+                    guard found == expected else {
+                        throw BenchError("W2 \(contender.rawValue): reviews of book \(index) differ (\(found.count) vs \(expected.count))")
+                    }
                     if query >= 0 { latencies[contender, default: []].append(seconds * 1_000_000) }
                 }
             }
@@ -67,7 +73,10 @@ extension Bench {
                 case .fluent: try await fluent!.writeGraph(stores)
                 }
             }
-            let stored = [try await hand.count("stores"), try await hand.count("books"), try await hand.count("reviews"), try await hand.count("authors")]
+            let stored = [
+                try await hand.count("stores"), try await hand.count("books"), try await hand.count("reviews"),
+                try await hand.count("authors"),
+            ]
             guard stored == census, try await hand.count("store_books") == census[1] else {
                 throw BenchError("W6 \(contender.rawValue): stored \(stored), expected \(census)")
             }
@@ -86,7 +95,8 @@ extension Bench {
                 }
             }
             guard read.sorted(by: { $0.uuid.uuidString < $1.uuid.uuidString }) == expected else {
-                throw BenchError("W6 \(contender.rawValue): the graph read back differs from the one written (\(BenchData.census(read)) vs \(census))")
+                throw BenchError(
+                    "W6 \(contender.rawValue): the graph read back differs from the one written (\(BenchData.census(read)) vs \(census))")
             }
             return Double(census[1]) / seconds
         }
@@ -118,7 +128,9 @@ extension Bench {
                 }
             }
             peaks[contender] = Memory.peakMB
-            guard count == rows, sum == expectedSum else { throw BenchError("W7 \(contender.rawValue): streamed \(count) rows (sum \(sum)), expected \(rows)") }
+            guard count == rows, sum == expectedSum else {
+                throw BenchError("W7 \(contender.rawValue): streamed \(count) rows (sum \(sum)), expected \(rows)")
+            }
             return Double(rows) / seconds
         }
         report.add(

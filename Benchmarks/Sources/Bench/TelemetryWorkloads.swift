@@ -34,7 +34,9 @@ extension Bench {
             }
             let query = Report.median(queries[false]!) / Report.median(queries[true]!)
             let upsert = Report.median(upserts[false]!) / Report.median(upserts[true]!)
-            say("W9 no-op tracer and metrics given against nothing bootstrapped: point queries at \(format(query)), single upserts at \(format(upsert)) of the speed (targets >= 0.97: \(query >= 0.97 ? "met" : "missed"), \(upsert >= 0.97 ? "met" : "missed"))")
+            say(
+                "W9 no-op tracer and metrics given against nothing bootstrapped: point queries at \(format(query)), single upserts at \(format(upsert)) of the speed (targets >= 0.97: \(query >= 0.97 ? "met" : "missed"), \(upsert >= 0.97 ? "met" : "missed"))"
+            )
         }
     }
 }

@@ -30,7 +30,11 @@ extension Bench {
             let seconds = try await Report.seconds {
                 switch contender {
                 case .handWritten:
-                    if count > options.chunk { try await hand.upsertInChunks(books, chunk: options.chunk) } else { try await hand.upsert(books) }
+                    if count > options.chunk {
+                        try await hand.upsertInChunks(books, chunk: options.chunk)
+                    } else {
+                        try await hand.upsert(books)
+                    }
                 case .library: try await service.update(entities: books)
                 case .fluent: try await fluent!.upsert(books)
                 }
@@ -46,9 +50,14 @@ extension Bench {
             let ratio = Report.median(zip(copyRates, times[.handWritten]!).map { $0 / $1 })  // each COPY ran just before its round's unnest
             report.note(
                 "W1 upsert \(count) books", "hand COPY",
-                "\(report.figure(Report.median(copyRates))) rows/s: \(format(ratio)) of hand-written unnest (COPY to a staging table + INSERT ... ON CONFLICT)")
+                "\(report.figure(Report.median(copyRates))) rows/s: \(format(ratio)) of hand-written unnest (COPY to a staging table + INSERT ... ON CONFLICT)"
+            )
         }
-        for contender in Contender.allCases { if let peak = peaks[contender] { report.note("W1 upsert \(count) books", contender.rawValue, "peak RSS +\(Int(peak)) MB during the call") } }
+        for contender in Contender.allCases {
+            if let peak = peaks[contender] {
+                report.note("W1 upsert \(count) books", contender.rawValue, "peak RSS +\(Int(peak)) MB during the call")
+            }
+        }
         report.noteCPU("W1 upsert \(count) books", cpu) { "\(format($0 * 1e3 * 1_000 / Double(count))) ms per 1,000 rows" }
     }
 
@@ -107,7 +116,9 @@ extension Bench {
             }
         }
         let (handP50, libraryP50) = (Report.percentile(latencies[.handWritten]!, 0.5), Report.percentile(latencies[.library]!, 0.5))
-        say("W3 plain statement (hand-written without RETURNING, unchanged rows rewritten): p50 hand-written \(Int(handP50)) µs, StructPostgres \(Int(libraryP50)) µs, ratio \(format(libraryP50 / handP50)) (no target)")
+        say(
+            "W3 plain statement (hand-written without RETURNING, unchanged rows rewritten): p50 hand-written \(Int(handP50)) µs, StructPostgres \(Int(libraryP50)) µs, ratio \(format(libraryP50 / handP50)) (no target)"
+        )
     }
 
     /// W4: 8 tasks, each 500 single upserts, through a pool of 8 connections; upserts per second.
@@ -127,7 +138,8 @@ extension Bench {
                 }
             }
             cpu[contender, default: []].append(CPUTime.now(server: serverIsLocal) - cpuStart)
-            try await verify(BenchData.books(0..<(tasks * perTask), authors: options.authors, version: 4), contender.rawValue, total: tasks * perTask)
+            try await verify(
+                BenchData.books(0..<(tasks * perTask), authors: options.authors, version: 4), contender.rawValue, total: tasks * perTask)
             return Double(tasks * perTask) / seconds
         }
         report.add(
@@ -136,11 +148,15 @@ extension Bench {
     }
 
     /// Books `0..<tasks * perTask` at `version`, upserted one per call by `tasks` tasks at once.
-    func upsertConcurrently(tasks: Int, perTask: Int, version: Int, _ upsert: @escaping @Sendable (BenchBook) async throws -> Void) async throws {
+    func upsertConcurrently(tasks: Int, perTask: Int, version: Int, _ upsert: @escaping @Sendable (BenchBook) async throws -> Void)
+        async throws
+    {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for task in 0..<tasks {
                 group.addTask {
-                    for index in 0..<perTask { try await upsert(BenchData.book(task * perTask + index, authors: options.authors, version: version)) }
+                    for index in 0..<perTask {
+                        try await upsert(BenchData.book(task * perTask + index, authors: options.authors, version: version))
+                    }
                 }
             }
             try await group.waitForAll()

@@ -33,7 +33,8 @@ try await withThrowingTaskGroup(of: Void.self) { group in
     group.addTask { await client.run() }
     defer { group.cancelAll() }
     try await PostgresService.withService(configuration: .init(connection: settings, pool: pool, logger: logger)) { service in
-        let migrations = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../migrations").standardized
+        let migrations = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../migrations")
+            .standardized
         _ = try await Migrator(service: service, migrations: try MigrationSet(directory: migrations)).migrate()
         // Autovacuum waking up in the middle of a measurement is noise, not a contender's cost.
         for table in ["authors", "books", "reviews", "stores", "store_books", "users"] {
@@ -46,9 +47,12 @@ try await withThrowingTaskGroup(of: Void.self) { group in
             try await service.execute(unsafeSQL: "SELECT pg_reload_conf()")
         }
         let machine = "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB"
-        say("StructPostgres benchmarks: \(options.books) books, \(options.authors) authors, \(options.reviews) reviews, \(options.rounds) rounds (\(options.shortRounds) for calls under three seconds, \(options.hugeBatchRounds) for W1 at 1,000,000 rows), ratios the median of each round's; \(machine)")
+        say(
+            "StructPostgres benchmarks: \(options.books) books, \(options.authors) authors, \(options.reviews) reviews, \(options.rounds) rounds (\(options.shortRounds) for calls under three seconds, \(options.hugeBatchRounds) for W1 at 1,000,000 rows), ratios the median of each round's; \(machine)"
+        )
         var report = Report()
-        let bench = Bench(service: service, hand: HandWritten(client: client), fluent: fluent, options: options, serverIsLocal: cluster != nil)
+        let bench = Bench(
+            service: service, hand: HandWritten(client: client), fluent: fluent, options: options, serverIsLocal: cluster != nil)
         let run = options.workloads
         // W7 first: its peak memory is the process's, before the other workloads have grown the heap.
         if run.contains("W7") { try await bench.streaming(&report) }

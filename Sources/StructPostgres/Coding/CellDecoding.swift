@@ -11,9 +11,15 @@ enum CellDecoding {
         // The common leaves in the common column types first, dispatched statically and read straight from the
         // bytes: a protocol cast costs a conformance lookup per value.
         let context = PostgresDecodingContext.default
-        if T.self == String.self { return unsafeBitCast(try String(from: &bytes, type: dataType, format: format, context: context), to: T.self) }
-        if T.self == UUID.self { return unsafeBitCast(try UUID(from: &bytes, type: dataType, format: format, context: context), to: T.self) }
-        if T.self == Bool.self { return unsafeBitCast(try Bool(from: &bytes, type: dataType, format: format, context: context), to: T.self) }
+        if T.self == String.self {
+            return unsafeBitCast(try String(from: &bytes, type: dataType, format: format, context: context), to: T.self)
+        }
+        if T.self == UUID.self {
+            return unsafeBitCast(try UUID(from: &bytes, type: dataType, format: format, context: context), to: T.self)
+        }
+        if T.self == Bool.self {
+            return unsafeBitCast(try Bool(from: &bytes, type: dataType, format: format, context: context), to: T.self)
+        }
         if format == .binary {
             switch dataType {
             case .float8 where T.self == Double.self:

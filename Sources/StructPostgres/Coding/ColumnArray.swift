@@ -58,13 +58,15 @@ extension Array: ColumnArrayConvertible where Element: ArrayElementConvertible {
 
     static func decode(_ cell: PostgresCell) throws -> [Element] {
         guard var buffer = cell.bytes, cell.format == .binary else { throw PostgresDecodingError.Code.missingData }
-        guard let dimensions = buffer.readInteger(as: Int32.self), let _ = buffer.readInteger(as: Int32.self),
-              let elementType = buffer.readInteger(as: UInt32.self) else {
+        guard let dimensions = buffer.readInteger(as: Int32.self), buffer.readInteger(as: Int32.self) != nil,
+            let elementType = buffer.readInteger(as: UInt32.self)
+        else {
             throw PostgresDecodingError.Code.typeMismatch
         }
         if dimensions == 0 { return [] }
         guard dimensions == 1, let count = buffer.readInteger(as: Int32.self), count >= 0,
-              buffer.readInteger(as: Int32.self) != nil else {
+            buffer.readInteger(as: Int32.self) != nil
+        else {
             throw PostgresDecodingError.Code.typeMismatch
         }
         var result: [Element] = []

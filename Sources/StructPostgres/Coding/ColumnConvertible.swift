@@ -135,7 +135,7 @@ enum NumericText {
     static func decimal(of cell: PostgresCell) throws -> Decimal {
         let text = try digits(of: cell)
         guard let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")),
-              significant(value.description) == significant(text)
+            significant(value.description) == significant(text)
         else { throw PostgresDecodingError.Code.failure }
         return value
     }

@@ -126,10 +126,11 @@ struct RowEncoder {
             data = try encoder.encode(value)
         } catch {
             // The context's description, not the error's: the error quotes the value itself.
-            let reason = (error as? EncodingError).map { error -> String in
-                if case .invalidValue(_, let context) = error { return context.debugDescription }
-                return "encoding failed"
-            } ?? "encoding failed"
+            let reason =
+                (error as? EncodingError).map { error -> String in
+                    if case .invalidValue(_, let context) = error { return context.debugDescription }
+                    return "encoding failed"
+                } ?? "encoding failed"
             throw StructPostgresError(
                 .unsupportedType, "property '\(property)' of type \(T.self) cannot be stored as JSON: \(reason)",
                 property: property)
@@ -205,7 +206,8 @@ private final class RowEncodingEncoder: Encoder {
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer {
-        problem = problem ?? StructPostgresError(.unsupportedType, "an entity must encode as a keyed container (a struct), not a single value")
+        problem =
+            problem ?? StructPostgresError(.unsupportedType, "an entity must encode as a keyed container (a struct), not a single value")
         return DiscardingUnkeyedContainer()
     }
 
@@ -307,9 +309,11 @@ private struct RowContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     }
 
     private func unsupported(_ key: Key) {
-        encoder.problem = encoder.problem ?? StructPostgresError(
-            .unsupportedType,
-            "property '\(key.stringValue)' uses a nested container in encode(to:); encode a Codable value instead, which is stored as jsonb",
-            property: key.stringValue)
+        encoder.problem =
+            encoder.problem
+            ?? StructPostgresError(
+                .unsupportedType,
+                "property '\(key.stringValue)' uses a nested container in encode(to:); encode a Codable value instead, which is stored as jsonb",
+                property: key.stringValue)
     }
 }

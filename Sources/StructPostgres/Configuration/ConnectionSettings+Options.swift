@@ -13,7 +13,9 @@ extension ConnectionSettings {
             for (name, value) in [("idle", keepalive.idle), ("interval", keepalive.interval)] {
                 if let value, value <= .zero { throw fail("tcpKeepalive.\(name) \(value) is not positive; nil takes the system's value") }
             }
-            if let count = keepalive.count, count <= 0 { throw fail("tcpKeepalive.count \(count) is not positive; nil takes the system's value") }
+            if let count = keepalive.count, count <= 0 {
+                throw fail("tcpKeepalive.count \(count) is not positive; nil takes the system's value")
+            }
         }
         if let tcpUserTimeout, tcpUserTimeout <= .zero {
             throw fail("tcpUserTimeout \(tcpUserTimeout) is not positive; nil takes the system's value")
@@ -22,11 +24,15 @@ extension ConnectionSettings {
             throw fail("server setting '\(name)' is not a setting name (letters, digits, '_' and '.')")
         }
         if let zone = serverSettings.keys.first(where: { $0.lowercased() == "timezone" }) {
-            throw fail("server setting '\(zone)' is the library's: sessions run in UTC, so that timestamp without time zone columns hold UTC times")
+            throw fail(
+                "server setting '\(zone)' is the library's: sessions run in UTC, so that timestamp without time zone columns hold UTC times"
+            )
         }
         if poolMode == .transaction, !serverSettings.isEmpty {
             let names = serverSettings.keys.sorted().joined(separator: ", ")
-            throw fail("server settings (\(names)) cannot be sent through a pooler in transaction mode (pool_mode=transaction): it refuses or drops startup parameters. Set them for the role or database instead (ALTER ROLE ... SET \(serverSettings.keys.sorted()[0]) = ...), or on the server")
+            throw fail(
+                "server settings (\(names)) cannot be sent through a pooler in transaction mode (pool_mode=transaction): it refuses or drops startup parameters. Set them for the role or database instead (ALTER ROLE ... SET \(serverSettings.keys.sorted()[0]) = ...), or on the server"
+            )
         }
     }
 

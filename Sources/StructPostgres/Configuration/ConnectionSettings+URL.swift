@@ -91,7 +91,8 @@ struct URLParts {
         }
         // An unencoded '/', '?' or '@' in a password moves the '@' past the host; never echo those parts.
         let firstParameter = query.split(separator: "&").first ?? ""
-        let misplacedAt = fail("an '@' follows the host part; percent-encode '@', '/', '?', '#' and ':' in the user name and password (e.g. '/' as %2F)")
+        let misplacedAt = fail(
+            "an '@' follows the host part; percent-encode '@', '/', '?', '#' and ':' in the user name and password (e.g. '/' as %2F)")
         if !authority.contains("@") && (path.contains("@") || firstParameter.split(separator: "=").first?.contains("@") == true) {
             throw misplacedAt
         }
@@ -165,7 +166,9 @@ struct URLParts {
             }
             host = String(authority[authority.index(after: authority.startIndex)..<close])
             let after = authority[authority.index(after: close)...]
-            if after.hasPrefix(":") { port = String(after.dropFirst()) } else if !after.isEmpty {
+            if after.hasPrefix(":") {
+                port = String(after.dropFirst())
+            } else if !after.isEmpty {
                 throw fail("unexpected '\(after)' after IPv6 host")
             }
             return
@@ -215,7 +218,9 @@ struct URLParts {
             StructPostgresError(.invalidConfiguration, why)
         }
         guard let user, !user.isEmpty else {
-            throw fail("no user name: \(source) gives none, PGUSER is not set, and the operating-system user's name cannot be read; give one in the URL (postgres://user@host/db) or set PGUSER")
+            throw fail(
+                "no user name: \(source) gives none, PGUSER is not set, and the operating-system user's name cannot be read; give one in the URL (postgres://user@host/db) or set PGUSER"
+            )
         }
         var settings = ConnectionSettings(user: user, password: password, database: database)
         if let host { settings.host = host }

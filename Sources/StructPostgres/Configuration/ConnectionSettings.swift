@@ -88,12 +88,14 @@ public struct ConnectionSettings: Sendable, Equatable, CustomStringConvertible, 
 
     /// Every setting as it is, but the password, shown as `****` when there is one.
     public var customMirror: Mirror {
-        Mirror(self, children: [
-            "host": host, "port": port, "user": user, "password": password.map { _ in "****" } as Any, "database": database,
-            "sslMode": sslMode, "sslRootCert": sslRootCert as Any, "applicationName": applicationName as Any,
-            "connectTimeout": connectTimeout as Any, "otherHosts": otherHosts,
-            "targetSessionAttributes": targetSessionAttributes, "poolMode": poolMode,
-            "tcpKeepalive": tcpKeepalive as Any, "tcpUserTimeout": tcpUserTimeout as Any, "serverSettings": serverSettings,
-        ], displayStyle: .struct)
+        Mirror(
+            self,
+            children: [
+                "host": host, "port": port, "user": user, "password": password.map { _ in "****" } as Any, "database": database,
+                "sslMode": sslMode, "sslRootCert": sslRootCert as Any, "applicationName": applicationName as Any,
+                "connectTimeout": connectTimeout as Any, "otherHosts": otherHosts,
+                "targetSessionAttributes": targetSessionAttributes, "poolMode": poolMode,
+                "tcpKeepalive": tcpKeepalive as Any, "tcpUserTimeout": tcpUserTimeout as Any, "serverSettings": serverSettings,
+            ], displayStyle: .struct)
     }
 }

@@ -18,7 +18,8 @@ enum OperatingSystemUser {
             var found: UnsafeMutablePointer<passwd>?
             // The entry's strings point into `buffer`: read while it is alive.
             guard let base = buffer.baseAddress, getpwuid_r(geteuid(), &entry, base, buffer.count, &found) == 0, found != nil,
-                  let name = entry.pw_name else { return nil }
+                let name = entry.pw_name
+            else { return nil }
             return String(cString: name)
         }
         #else

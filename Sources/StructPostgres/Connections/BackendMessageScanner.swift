@@ -47,7 +47,8 @@ struct BackendMessageScanner {
                 }
                 if header.isEmpty, bytes.count - index >= 5 {
                     // The usual case: a whole header in these bytes.
-                    let length = Int(bytes[index + 1]) << 24 | Int(bytes[index + 2]) << 16 | Int(bytes[index + 3]) << 8 | Int(bytes[index + 4])
+                    let length =
+                        Int(bytes[index + 1]) << 24 | Int(bytes[index + 2]) << 16 | Int(bytes[index + 3]) << 8 | Int(bytes[index + 4])
                     begin(type: bytes[index], length: length, handle)
                     index += 5
                     continue

@@ -19,12 +19,14 @@ enum CallDeadline {
 
     /// The call's deadline passed while it waited for a connection: nothing was sent.
     static func passedWaiting(_ detail: String) -> StructPostgresError {
-        StructPostgresError(.deadlineExceeded, "the call passed its deadline while it waited for a connection (\(detail)); nothing was sent")
+        StructPostgresError(
+            .deadlineExceeded, "the call passed its deadline while it waited for a connection (\(detail)); nothing was sent")
     }
 
     /// The call's deadline had passed when a statement was to be sent: it was not sent.
     static func passedBeforeSending(sql: String?) -> StructPostgresError {
-        StructPostgresError(.deadlineExceeded, "the call had passed its deadline; the statement was not sent", sql: sql.map(maskingLiterals))
+        StructPostgresError(
+            .deadlineExceeded, "the call had passed its deadline; the statement was not sent", sql: sql.map(maskingLiterals))
     }
 
     /// The call's deadline passed while a statement ran: its connection was closed under it.

@@ -111,7 +111,10 @@ final class ChangeListener: Sendable {
                 state.subscribers = [:]
                 state.waitingForConfirmation = [:]
             }
-            return (state.connection, Array(state.listening.values), Array(state.subscribers.values), state.waitingForConfirmation.values.flatMap { $0 })
+            return (
+                state.connection, Array(state.listening.values), Array(state.subscribers.values),
+                state.waitingForConfirmation.values.flatMap { $0 }
+            )
         }
         for task in tasks { task.cancel() }
         for continuation in waiting { continuation.resume(throwing: Self.stoppedError) }
@@ -199,7 +202,8 @@ final class ChangeListener: Sendable {
         guard !delivered else { return }
         throw StructPostgresError(
             .invalidConfiguration,
-            "observing needs LISTEN on a session of its own, but a notification sent to the server did not reach the listening connection within \(Self.deliveryPatience) of its commit (a pooler in transaction mode, such as PgBouncer, in between?): set Configuration.listenerConnection to the server's own address")
+            "observing needs LISTEN on a session of its own, but a notification sent to the server did not reach the listening connection within \(Self.deliveryPatience) of its commit (a pooler in transaction mode, such as PgBouncer, in between?): set Configuration.listenerConnection to the server's own address"
+        )
     }
 
     /// Starts listening on `channel`, unless that is done on `connection` already; returns once it is confirmed.
@@ -286,7 +290,8 @@ final class ChangeListener: Sendable {
         if state.withLock({ $0.stopped }) { return }
         let failure = StructPostgresError(
             .connectionLost,
-            "the listening connection was lost and could not be opened again within \(reconnectPatience): \(StructPostgresError.from(lastError, sql: nil).message)")
+            "the listening connection was lost and could not be opened again within \(reconnectPatience): \(StructPostgresError.from(lastError, sql: nil).message)"
+        )
         for subscriber in state.withLock({ Array($0.subscribers.values) }) { subscriber.deliver(.failed(failure)) }
     }
 }

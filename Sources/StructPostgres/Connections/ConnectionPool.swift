@@ -62,9 +62,12 @@ final class ConnectionPool: Sendable {
         }
         canceller = StatementCanceller(
             settings: settings, connectTimeout: settings.connectTimeout ?? options.connectTimeout, logger: logger, background: background)
-        state = Guarded(Locked(machine: Machine(.init(
-            maximum: options.maxConnections, keepIdleFor: options.keepIdleConnectionsFor,
-            acquireTimeout: options.acquireTimeout, failsFast: failsFast))))
+        state = Guarded(
+            Locked(
+                machine: Machine(
+                    .init(
+                        maximum: options.maxConnections, keepIdleFor: options.keepIdleConnectionsFor,
+                        acquireTimeout: options.acquireTimeout, failsFast: failsFast))))
         var configuration = ConnectionPoolConfiguration()
         configuration.minimumConnectionCount = options.minConnections
         configuration.maximumConnectionSoftLimit = options.maxConnections
@@ -115,7 +118,9 @@ final class ConnectionPool: Sendable {
         return try await CallDeadline.within(.now + timeout) { try await leaseAndRun(reportingTo: metrics, body) }
     }
 
-    private func leaseAndRun<T>(reportingTo metrics: (any MetricsFactory)?, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+    private func leaseAndRun<T>(reportingTo metrics: (any MetricsFactory)?, _ body: (PostgresConnection) async throws -> T) async throws
+        -> T
+    {
         for _ in 0...options.maxConnections {
             let connection = try await lease(reportingTo: metrics)
             guard !connection.isClosed else {
@@ -150,7 +155,8 @@ final class ConnectionPool: Sendable {
             if let found = canceller.lastFoundSilent, found >= now {
                 throw StructPostgresError(
                     .connectionLost,
-                    "no connection within \(options.acquireTimeout): the server stopped answering (a connection was given up for it \(ContinuousClock.now - found) ago) and none could be opened since")
+                    "no connection within \(options.acquireTimeout): the server stopped answering (a connection was given up for it \(ContinuousClock.now - found) ago) and none could be opened since"
+                )
             }
             try await diagnoseConnection()
             throw error
@@ -218,13 +224,16 @@ final class ConnectionPool: Sendable {
         var effects = Effects(releaseUpstream: actions.releaseUpstream, closeReleased: !locked.machine.isRunning)
         guard !actions.isEmpty else { return effects }
         if let due = actions.armTimer { arm(due, &locked) }
-        effects.requests = (0..<actions.requestUpstream).map { _ in UpstreamRequest(id: ids.add(1, ordering: .relaxed).newValue, pool: self) }
+        effects.requests = (0..<actions.requestUpstream).map { _ in UpstreamRequest(id: ids.add(1, ordering: .relaxed).newValue, pool: self)
+        }
         locked.outstanding += effects.requests.map(\.id)
         for (connection, id) in actions.hand {
             if let continuation = locked.waiting.removeValue(forKey: id) { effects.answers.append((continuation, .success(connection))) }
         }
         for (id, reason) in actions.fail {
-            if let continuation = locked.waiting.removeValue(forKey: id) { effects.answers.append((continuation, .failure(error(reason, locked)))) }
+            if let continuation = locked.waiting.removeValue(forKey: id) {
+                effects.answers.append((continuation, .failure(error(reason, locked))))
+            }
         }
         return effects
     }
@@ -254,14 +263,17 @@ final class ConnectionPool: Sendable {
         case .cancelled:
             return StructPostgresError.from(CancellationError(), sql: nil)
         case .pastDeadline:
-            return CallDeadline.passedWaiting("the pool holds at most \(options.maxConnections) connections and \(locked.machine.inUse) are in use")
+            return CallDeadline.passedWaiting(
+                "the pool holds at most \(options.maxConnections) connections and \(locked.machine.inUse) are in use")
         case .shutDown:
             return StructPostgresError(.connectionLost, "the connection pool has stopped")
         case .timedOut:
-            let notRunning = locked.running ? "" : " (PostgresService.run() has not been started: the pool hands out connections only while it runs)"
+            let notRunning =
+                locked.running ? "" : " (PostgresService.run() has not been started: the pool hands out connections only while it runs)"
             return StructPostgresError(
                 .poolTimeout,
-                "no free connection within \(options.acquireTimeout): the pool holds at most \(options.maxConnections) connections and \(locked.machine.inUse) are in use\(notRunning)")
+                "no free connection within \(options.acquireTimeout): the pool holds at most \(options.maxConnections) connections and \(locked.machine.inUse) are in use\(notRunning)"
+            )
         }
     }
 

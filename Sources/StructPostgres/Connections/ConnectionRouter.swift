@@ -27,19 +27,25 @@ final class ConnectionRouter: Sendable {
         logger = configuration.logger
         let failover = endpoints.count > 1
         hosts = try endpoints.map {
-            try ConnectionPool(settings: connection.at($0), options: configuration.pool, logger: configuration.logger,
-                               telemetry: telemetry, background: background, failsFast: failover)
+            try ConnectionPool(
+                settings: connection.at($0), options: configuration.pool, logger: configuration.logger,
+                telemetry: telemetry, background: background, failsFast: failover)
         }
         replicas = try configuration.replicas.flatMap { settings in
             try settings.endpoints.map {
-                Replica(pool: try ConnectionPool(settings: settings.at($0), options: configuration.pool, logger: configuration.logger,
-                                                 telemetry: telemetry, background: background, failsFast: true))
+                Replica(
+                    pool: try ConnectionPool(
+                        settings: settings.at($0), options: configuration.pool, logger: configuration.logger,
+                        telemetry: telemetry, background: background, failsFast: true))
             }
         }
         // One host taken as it is needs no check.
         chosen = Guarded(endpoints.count == 1 && attributes == .any ? 0 : nil)
-        health = replicas.isEmpty ? nil : ReplicaHealth(
-            maxLag: configuration.maxReplicaLag, interval: configuration.replicaCheckInterval, logger: configuration.logger)
+        health =
+            replicas.isEmpty
+            ? nil
+            : ReplicaHealth(
+                maxLag: configuration.maxReplicaLag, interval: configuration.replicaCheckInterval, logger: configuration.logger)
     }
 
     /// Every pool, replicas included.

@@ -17,7 +17,9 @@ extension ConnectionSettings {
                 loop = PostgresClient.defaultEventLoopGroup.any()
             } else {
                 try validateConnectionOptions()
-                let channel = try await SocketConnector(settings: self).connect(on: PostgresClient.defaultEventLoopGroup.any(), until: deadline).get()
+                let channel = try await SocketConnector(settings: self).connect(
+                    on: PostgresClient.defaultEventLoopGroup.any(), until: deadline
+                ).get()
                 do {
                     configuration = try connectionConfiguration(over: channel)
                 } catch {

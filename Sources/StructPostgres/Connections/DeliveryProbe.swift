@@ -26,7 +26,8 @@ enum DeliveryProbe {
             guard channel.isActive else { return done(nil) }
             if case .unixDomainSocket = channel.remoteAddress { return done(true) }
             guard let provider = channel as? any SocketOptionProvider,
-                  let context = try? channel.pipeline.syncOperations.context(handlerType: ReadyForQueryWatcher.self) else {
+                let context = try? channel.pipeline.syncOperations.context(handlerType: ReadyForQueryWatcher.self)
+            else {
                 return done(nil)
             }
             context.writeAndFlush(NIOAny(ByteBuffer(bytes: [UInt8(ascii: "H"), 0, 0, 0, 4])), promise: nil)
@@ -39,7 +40,8 @@ enum DeliveryProbe {
 
     #if os(Linux)
     private static func poll(
-        _ provider: any SocketOptionProvider, on loop: any EventLoop, until deadline: NIODeadline, _ done: @escaping @Sendable (Bool?) -> Void
+        _ provider: any SocketOptionProvider, on loop: any EventLoop, until deadline: NIODeadline,
+        _ done: @escaping @Sendable (Bool?) -> Void
     ) {
         provider.getTCPInfo().whenComplete { result in
             switch result {

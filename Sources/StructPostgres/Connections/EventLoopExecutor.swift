@@ -59,6 +59,7 @@ extension PostgresConnection {
     /// The error of a statement refused because its connection has closed: it never ran.
     static func closed(sql: String?) -> StructPostgresError {
         StructPostgresError(
-            .connectionLost, "the connection to the server is closed", sql: sql.map(maskingLiterals), underlying: ConnectionClosedBeforeWriting())
+            .connectionLost, "the connection to the server is closed", sql: sql.map(maskingLiterals),
+            underlying: ConnectionClosedBeforeWriting())
     }
 }

@@ -280,10 +280,11 @@ struct LeaseStateMachine<Connection: AnyObject, Failure> {
         let idleDue = idle.first.map { $0.since + configuration.keepIdleFor }
         var waiterDue = waiters.first?.deadline
         if !callDeadlines.isEmpty, let early = callDeadlines.values.min() { waiterDue = waiterDue.map { min($0, early) } ?? early }
-        let earliest = switch (waiterDue, idleDue) {
-        case let (waiter?, idle?): min(waiter, idle)
-        case let (waiter, idle): waiter ?? idle
-        }
+        let earliest =
+            switch (waiterDue, idleDue) {
+            case (let waiter?, let idle?): min(waiter, idle)
+            case (let waiter, let idle): waiter ?? idle
+            }
         guard let due = earliest, timer.map({ due < $0 }) ?? true else { return }
         timer = due
         actions.armTimer = due

@@ -182,7 +182,8 @@ extension ReadyForQueryWatcher {
             }
             return watcher
         } catch {
-            logger.warning("cannot watch the connection's messages: each statement is confirmed by a second one", metadata: ["error": "\(error)"])
+            logger.warning(
+                "cannot watch the connection's messages: each statement is confirmed by a second one", metadata: ["error": "\(error)"])
             return nil
         }
     }

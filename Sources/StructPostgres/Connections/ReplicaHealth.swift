@@ -77,9 +77,11 @@ struct ReplicaHealth: Sendable {
         do {
             let (received, replayed) = try await replica.pool.withDedicatedConnection { connection in
                 let rows = try await connection.sendingOnEventLoop {
-                    try await connection.query("""
+                    try await connection.query(
+                        """
                         SELECT coalesce(pg_last_wal_receive_lsn(), '0/0')::text, coalesce(pg_last_wal_replay_lsn(), '0/0')::text
-                        """, logger: logger).get().rows
+                        """, logger: logger
+                    ).get().rows
                 }
                 return try rows.first?.decode((String, String).self) ?? ("0/0", "0/0")
             }

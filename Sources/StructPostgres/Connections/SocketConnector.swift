@@ -46,8 +46,12 @@ struct SocketConnector {
         func tcp(_ name: Int32) -> ChannelOptions.Types.SocketOption { .init(level: .tcp, name: .init(rawValue: name)) }
         if let keepalive = settings.tcpKeepalive {
             options.append((ChannelOptions.Types.SocketOption(level: .socket, name: .so_keepalive), 1))
-            if let idle = keepalive.idle { options.append((tcp(Self.keepaliveIdle), SocketOptionValue(ConnectionSettings.wholeSeconds(idle)))) }
-            if let interval = keepalive.interval { options.append((tcp(TCP_KEEPINTVL), SocketOptionValue(ConnectionSettings.wholeSeconds(interval)))) }
+            if let idle = keepalive.idle {
+                options.append((tcp(Self.keepaliveIdle), SocketOptionValue(ConnectionSettings.wholeSeconds(idle))))
+            }
+            if let interval = keepalive.interval {
+                options.append((tcp(TCP_KEEPINTVL), SocketOptionValue(ConnectionSettings.wholeSeconds(interval))))
+            }
             if let count = keepalive.count { options.append((tcp(TCP_KEEPCNT), SocketOptionValue(count))) }
         } else {
             options.append((ChannelOptions.Types.SocketOption(level: .socket, name: .so_keepalive), 0))

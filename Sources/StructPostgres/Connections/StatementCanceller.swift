@@ -82,14 +82,16 @@ final class StatementCanceller: Sendable {
             let left = deadline - .now
             guard left > .zero else { throw CallDeadline.passedBeforeSending(sql: sql) }
             let armed = Armed()
-            timer = (connection.eventLoop.scheduleTask(in: TimeAmount(left)) { [self] in
-                let fires = stops.withLock { stops -> Bool in
-                    guard !armed.finished, stops[key] == nil else { return false }
-                    stops[key] = .deadline
-                    return true
-                }
-                if fires { stop(connection) }
-            }, armed)
+            timer = (
+                connection.eventLoop.scheduleTask(in: TimeAmount(left)) { [self] in
+                    let fires = stops.withLock { stops -> Bool in
+                        guard !armed.finished, stops[key] == nil else { return false }
+                        stops[key] = .deadline
+                        return true
+                    }
+                    if fires { stop(connection) }
+                }, armed
+            )
         }
         do {
             let result = try await withTaskCancellationHandler(operation: operation) { cancel(connection) }
@@ -160,14 +162,15 @@ final class StatementCanceller: Sendable {
     /// The error of a statement cancelled for its task; `reached`: whether the server acknowledged what was sent just
     /// before the connection was closed.
     static func cancelled(reached: Bool?, sql: String?) -> StructPostgresError {
-        let message = switch reached {
-        case true?:
-            "the task was cancelled: the statement was cancelled on the server and its connection closed"
-        case false?:
-            "the task was cancelled, but the server acknowledged nothing within \(DeliveryProbe.patience) (the network or the server is not answering): the connection was closed in the client, and the server may still be running the statement; whether it took effect is unknown"
-        case nil:
-            "the task was cancelled: its connection was closed, which stops the statement on the server once the server notices"
-        }
+        let message =
+            switch reached {
+            case true?:
+                "the task was cancelled: the statement was cancelled on the server and its connection closed"
+            case false?:
+                "the task was cancelled, but the server acknowledged nothing within \(DeliveryProbe.patience) (the network or the server is not answering): the connection was closed in the client, and the server may still be running the statement; whether it took effect is unknown"
+            case nil:
+                "the task was cancelled: its connection was closed, which stops the statement on the server once the server notices"
+            }
         return StructPostgresError(
             .queryCancelled, message, sqlState: SQLState.queryCanceled, sql: sql.map(maskingLiterals), underlying: Stopped())
     }

@@ -41,7 +41,8 @@ public final class EntityContext {
     /// The table of `Entity`'s entities, added when it is the first of its type.
     private func entities<Entity: EntityProtocol>(of type: Entity.Type) -> TableEntities<Entity> {
         if let index = tableTypes.firstIndex(of: ObjectIdentifier(Entity.self)),
-           let known = tables[index] as? TableEntities<Entity> {
+            let known = tables[index] as? TableEntities<Entity>
+        {
             return known
         }
         let table = TableEntities<Entity>()

@@ -44,7 +44,8 @@ final class EntityDescription: Sendable {
             let column = try Self.resolve(key, schema: schema, naming: info.naming, entity: info.entity)
             guard !keys.contains(column) else {
                 throw StructPostgresError(
-                    .invalidConfiguration, "\(info.entity).versionKey '\(key)' is part of its uniqueKey; a version must be a column of its own",
+                    .invalidConfiguration,
+                    "\(info.entity).versionKey '\(key)' is part of its uniqueKey; a version must be a column of its own",
                     entity: info.entity, table: info.table, column: column)
             }
             return column

@@ -34,12 +34,15 @@ enum KeyPathNames {
     ///   property, or a path into a property's own fields (`\.address.city`), which has no column of its own.
     static func name<Root, Value>(of keyPath: KeyPath<Root, Value>) throws(StructPostgresError) -> String {
         // A path into a field's own fields can start at that field's offset: the types tell them apart.
-        guard let offset = MemoryLayout<Root>.offset(of: keyPath), let field = fields(of: Root.self)[offset], field.type == Value.self else {
-            let reads = switch whatIsRead(by: keyPath) {
-            case .computed: "a computed property of \(Root.self) (of type \(Value.self)), or a property wrapper's wrapped value"
-            case .relatedSlot(let names): names.map { "\(Root.self).\($0)" }.joined(separator: " or ") + ", a @Related relationship slot"
-            case .pathIntoAField(let path): "\(path), a path into the fields of a stored property"
-            }
+        guard let offset = MemoryLayout<Root>.offset(of: keyPath), let field = fields(of: Root.self)[offset], field.type == Value.self
+        else {
+            let reads =
+                switch whatIsRead(by: keyPath) {
+                case .computed: "a computed property of \(Root.self) (of type \(Value.self)), or a property wrapper's wrapped value"
+                case .relatedSlot(let names):
+                    names.map { "\(Root.self).\($0)" }.joined(separator: " or ") + ", a @Related relationship slot"
+                case .pathIntoAField(let path): "\(path), a path into the fields of a stored property"
+                }
             throw StructPostgresError(
                 .undefinedColumn,
                 "the key path reads \(reads), which is not a stored property of \(Root.self), so it names no column (a key path to a stored property is needed; for a relationship's key write a format string, as in \"author.name == %@\")",

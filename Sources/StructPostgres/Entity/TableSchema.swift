@@ -57,7 +57,8 @@ struct TableSchema: Sendable {
 
         /// What a filter compares when it counts (`reviews.@count`): a `bigint` that is not a column.
         static func count(named name: String) -> Column {
-            Column(name: name, typeName: "bigint", baseName: "int8", category: "N", maxLength: nil, numericPrecision: nil, castName: "bigint")
+            Column(
+                name: name, typeName: "bigint", baseName: "int8", category: "N", maxLength: nil, numericPrecision: nil, castName: "bigint")
         }
         /// The wire type named like the column's type (`uuid`, `int8`, `jsonb`...), if there is one.
         var naturalWire: WireType? { WireType(rawValue: baseName) }

@@ -49,7 +49,9 @@ struct SQLLiteralMasker {
                 maskString(escapes: false)
             } else if byte == dollar {
                 dollarToken()
-            } else if Self.isDigit(byte) || (byte == dot && isDigit(at: index + 1) && !continuesIdentifier(at: index - 1) && self[index - 1] != dot) {
+            } else if Self.isDigit(byte)
+                || (byte == dot && isDigit(at: index + 1) && !continuesIdentifier(at: index - 1) && self[index - 1] != dot)
+            {
                 skipNumber()
                 output.append(questionMark)
             } else if byte == minus && self[index + 1] == minus {
@@ -72,7 +74,9 @@ struct SQLLiteralMasker {
     /// that its digits (`t1`) and `$` (`a$1`) stay part of it.
     private mutating func wordToken() {
         let byte = bytes[index] | 0x20  // lowercased, for letters
-        if self[index + 1] == quote, byte == UInt8(ascii: "e") || byte == UInt8(ascii: "b") || byte == UInt8(ascii: "x") || byte == UInt8(ascii: "n") {
+        if self[index + 1] == quote,
+            byte == UInt8(ascii: "e") || byte == UInt8(ascii: "b") || byte == UInt8(ascii: "x") || byte == UInt8(ascii: "n")
+        {
             output.append(bytes[index])
             index += 1
             maskString(escapes: byte == UInt8(ascii: "e"))
@@ -154,7 +158,8 @@ struct SQLLiteralMasker {
     /// integer; trailing letters stay for the word that follows.
     private mutating func skipNumber() {
         if bytes[index] == UInt8(ascii: "0"), let radix = self[index + 1].map({ $0 | 0x20 }),
-           radix == UInt8(ascii: "x") || radix == UInt8(ascii: "o") || radix == UInt8(ascii: "b"), isHexDigit(at: index + 2) {
+            radix == UInt8(ascii: "x") || radix == UInt8(ascii: "o") || radix == UInt8(ascii: "b"), isHexDigit(at: index + 2)
+        {
             index += 2
             while isHexDigit(at: index) || self[index] == underscore { index += 1 }
             return

@@ -19,7 +19,9 @@ extension StructPostgresError {
             // PostgresNIO's pool fails a waiting request this way when its attempts to connect keep failing (the
             // type lives in a module of PostgresNIO's that is not public).
             if String(reflecting: type(of: error)).hasSuffix(".ConnectionPoolError") {
-                return StructPostgresError(.connectionLost, "cannot connect: the pool's attempts to connect keep failing (\(error))", sql: sql, underlying: UnderlyingError(error))
+                return StructPostgresError(
+                    .connectionLost, "cannot connect: the pool's attempts to connect keep failing (\(error))", sql: sql,
+                    underlying: UnderlyingError(error))
             }
             return StructPostgresError(.client, String(describing: error), sql: sql, underlying: UnderlyingError(error))
         }
@@ -33,7 +35,7 @@ extension StructPostgresError {
             let reason = psql.underlying.map(Self.connectFailure) ?? "connection failed"
             return StructPostgresError(.connectionLost, reason, sql: sql)
         case .serverClosedConnection, .clientClosedConnection, .uncleanShutdown,
-             .poolClosed, .sslUnsupported, .failedToAddSSLHandler:
+            .poolClosed, .sslUnsupported, .failedToAddSSLHandler:
             let reason = psql.underlying.map { ": \($0)" } ?? ""
             return StructPostgresError(.connectionLost, "connection failed (\(psql.code))\(reason)", sql: sql)
         default:
@@ -68,7 +70,8 @@ struct ServerFields {
         var message = self[.message] ?? "PostgreSQL error \(state)"
         if state.hasPrefix("22") && !revealValues { message = maskQuoted(message) }
         if state == SQLState.inFailedTransaction {
-            message += ": an earlier statement of this transaction failed and its error was caught inside the closure; let it leave the closure (the transaction rolls back), or run the statement that may fail in a nested transaction (`tx.transaction { }`, a savepoint) and catch the error there"
+            message +=
+                ": an earlier statement of this transaction failed and its error was caught inside the closure; let it leave the closure (the transaction rolls back), or run the statement that may fail in a nested transaction (`tx.transaction { }`, a savepoint) and catch the error there"
         }
         var mapped = StructPostgresError(
             SQLState.code(for: state), message,

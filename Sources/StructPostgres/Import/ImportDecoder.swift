@@ -22,14 +22,16 @@ struct ImportDecoder: Decoder {
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         guard case .object(let members) = value else {
-            throw DecodingError.typeMismatch([String: Any].self, .init(codingPath: codingPath, debugDescription: "expected an object, found \(value.kind)"))
+            throw DecodingError.typeMismatch(
+                [String: Any].self, .init(codingPath: codingPath, debugDescription: "expected an object, found \(value.kind)"))
         }
         return KeyedDecodingContainer(ImportKeyedContainer<Key>(members: members, codingPath: codingPath, context: context))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         guard case .array(let elements) = value else {
-            throw DecodingError.typeMismatch([Any].self, .init(codingPath: codingPath, debugDescription: "expected an array, found \(value.kind)"))
+            throw DecodingError.typeMismatch(
+                [Any].self, .init(codingPath: codingPath, debugDescription: "expected an array, found \(value.kind)"))
         }
         return ImportUnkeyedContainer(elements: elements, codingPath: codingPath, context: context)
     }
@@ -80,7 +82,8 @@ private struct ImportKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProto
         let name = remote(key)
         let path = codingPath + [ImportKey(stringValue: name)]
         guard let value = members[name] else {
-            throw DecodingError.keyNotFound(ImportKey(stringValue: name), .init(codingPath: path, debugDescription: "missing required field"))
+            throw DecodingError.keyNotFound(
+                ImportKey(stringValue: name), .init(codingPath: path, debugDescription: "missing required field"))
         }
         return try ImportDecoder(value: value, codingPath: path, context: context).decodeValue(T.self)
     }
@@ -236,7 +239,9 @@ extension ImportDecoder: SingleValueDecodingContainer {
         default: throw mismatch(N.self, "expected a number, found \(value.kind)")
         }
         // The whole text must be a number: Decimal(string:) alone would take "12.5 USD" as 12.5.
-        guard Double(text) != nil, let number = make(text) else { throw mismatch(N.self, "expected a number, found \(describe(value, notA: "number"))") }
+        guard Double(text) != nil, let number = make(text) else {
+            throw mismatch(N.self, "expected a number, found \(describe(value, notA: "number"))")
+        }
         return number
     }
 

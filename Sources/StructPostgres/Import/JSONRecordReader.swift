@@ -101,7 +101,13 @@ struct JSONRecordReader {
             }
             let byte = buffer[index]
             if inString {
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
             } else {
                 switch byte {
                 case UInt8(ascii: "\""): inString = true
@@ -122,7 +128,9 @@ struct JSONRecordReader {
                     continue
                 default: break
                 }
-                if depth == 0, [UInt8(ascii: ","), UInt8(ascii: "]"), UInt8(ascii: "}"), 0x20, 0x0A, 0x0D, 0x09].contains(byte), index > start {
+                if depth == 0, [UInt8(ascii: ","), UInt8(ascii: "]"), UInt8(ascii: "}"), 0x20, 0x0A, 0x0D, 0x09].contains(byte),
+                    index > start
+                {
                     break
                 }
             }

@@ -193,7 +193,9 @@ struct JSONParser {
         if peek == UInt8(ascii: "e") || peek == UInt8(ascii: "E") {
             index += 1
             if peek == UInt8(ascii: "+") || peek == UInt8(ascii: "-") { index += 1 }
-            guard let digit = peek, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(digit) else { throw error("a digit must follow the exponent") }
+            guard let digit = peek, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(digit) else {
+                throw error("a digit must follow the exponent")
+            }
             skipDigits()
         }
         return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
@@ -202,7 +204,7 @@ struct JSONParser {
     private mutating func literal(_ word: StaticString) throws {
         let count = word.utf8CodeUnitCount
         guard index + count <= bytes.count,
-              word.withUTF8Buffer({ expected in expected.elementsEqual(UnsafeBufferPointer(rebasing: bytes[index..<(index + count)])) })
+            word.withUTF8Buffer({ expected in expected.elementsEqual(UnsafeBufferPointer(rebasing: bytes[index..<(index + count)])) })
         else { throw error("unexpected text where a value was expected") }
         index += count
     }

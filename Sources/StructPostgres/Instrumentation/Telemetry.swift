@@ -159,7 +159,9 @@ final class Telemetry: Sendable {
         span.addEvent(SpanEvent(name: "exception", attributes: ["exception.type": .string(error.code.description)]))
     }
 
-    fileprivate func record(_ operation: Operation, since start: ContinuousClock.Instant, error: StructPostgresError?, _ factory: any MetricsFactory) {
+    fileprivate func record(
+        _ operation: Operation, since start: ContinuousClock.Instant, error: StructPostgresError?, _ factory: any MetricsFactory
+    ) {
         var dimensions = [("db.system.name", "postgresql"), ("db.operation.name", operation.kind.rawValue)]
         if let table = operation.table { dimensions.append(("db.collection.name", table)) }
         if let error { dimensions.append(("error.type", error.code.description)) }
@@ -175,8 +177,10 @@ final class Telemetry: Sendable {
     /// The pool's use: `db.client.connection.count` (state `used` and `idle`), `.pending_requests` and `.max`.
     func recordPool(inUse: Int, idle: Int, waiting: Int, max: Int, _ metrics: any MetricsFactory) {
         let pool = [("db.system.name", "postgresql"), ("db.client.connection.pool.name", namespace)]
-        Gauge(label: "db.client.connection.count", dimensions: pool + [("db.client.connection.state", "used")], factory: metrics).record(inUse)
-        Gauge(label: "db.client.connection.count", dimensions: pool + [("db.client.connection.state", "idle")], factory: metrics).record(idle)
+        Gauge(label: "db.client.connection.count", dimensions: pool + [("db.client.connection.state", "used")], factory: metrics).record(
+            inUse)
+        Gauge(label: "db.client.connection.count", dimensions: pool + [("db.client.connection.state", "idle")], factory: metrics).record(
+            idle)
         Gauge(label: "db.client.connection.pending_requests", dimensions: pool, factory: metrics).record(waiting)
         Gauge(label: "db.client.connection.max", dimensions: pool, factory: metrics).record(max)
     }
@@ -184,8 +188,11 @@ final class Telemetry: Sendable {
     /// How long a caller waited for a free connection: `db.client.connection.wait_time`.
     func recordWait(_ waited: Duration) {
         guard let metrics else { return }
-        Timer(label: "db.client.connection.wait_time", dimensions: [("db.system.name", "postgresql"), ("db.client.connection.pool.name", namespace)], factory: metrics)
-            .recordNanoseconds(waited.nanoseconds)
+        Timer(
+            label: "db.client.connection.wait_time",
+            dimensions: [("db.system.name", "postgresql"), ("db.client.connection.pool.name", namespace)], factory: metrics
+        )
+        .recordNanoseconds(waited.nanoseconds)
     }
 
     /// Counts rows the operation read or wrote (`direction`: `read` or `written`).
@@ -263,7 +270,11 @@ final class RunningOperation: Sendable {
     /// Ends the operation after `rows` rows: its span (with `db.response.returned_rows`, and the error's kind when it
     /// failed) and its metrics.
     func end(rows: Int, error: (any Error)?) {
-        guard ended.withLock({ ended in defer { ended = true }; return !ended }) else { return }
+        guard
+            ended.withLock({ ended in
+                defer { ended = true }; return !ended
+            })
+        else { return }
         let failure = error.map { StructPostgresError.from($0, sql: nil) }
         if let span {
             span.attributes["db.response.returned_rows"] = rows

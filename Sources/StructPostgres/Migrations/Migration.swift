@@ -51,7 +51,8 @@ public struct Migration: Sendable, Equatable {
     /// - Throws: ``StructPostgresError`` `migrationRefused`, naming the file, for a malformed name or an empty up part.
     public init(fileName: String, text: String) throws {
         guard let (version, name) = Self.parseFileName(fileName) else {
-            throw StructPostgresError.refused("'\(fileName)' is not a migration file name; expected \(Self.fileNamePattern)", file: fileName)
+            throw StructPostgresError.refused(
+                "'\(fileName)' is not a migration file name; expected \(Self.fileNamePattern)", file: fileName)
         }
         let normalized = Self.normalize(text)
         self.version = version
@@ -69,7 +70,8 @@ public struct Migration: Sendable, Equatable {
         let digits = stem[..<underscore]
         let name = stem[stem.index(after: underscore)...]
         guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber), let version = Int64(digits),
-              !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }) else {
+            !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") })
+        else {
             return nil
         }
         return (version, String(name))
@@ -91,7 +93,8 @@ public struct Migration: Sendable, Equatable {
             if let range = trimmed.range(of: #"^--\s*migrate\s*:"#, options: [.regularExpression, .caseInsensitive]) {
                 let words = trimmed[range.upperBound...].lowercased().split(separator: " ")
                 guard let kind = words.first, kind == "up" || kind == "down" else {
-                    throw StructPostgresError.refused("unknown marker '\(trimmed)'; expected '-- migrate:up' or '-- migrate:down'", file: fileName, line: index + 1)
+                    throw StructPostgresError.refused(
+                        "unknown marker '\(trimmed)'; expected '-- migrate:up' or '-- migrate:down'", file: fileName, line: index + 1)
                 }
                 var transactional = true
                 for option in words.dropFirst() {
@@ -99,7 +102,8 @@ public struct Migration: Sendable, Equatable {
                     case "transaction:false": transactional = false
                     case "transaction:true": transactional = true
                     default:
-                        throw StructPostgresError.refused("unknown option '\(option)'; the only option is transaction:false", file: fileName, line: index + 1)
+                        throw StructPostgresError.refused(
+                            "unknown option '\(option)'; the only option is transaction:false", file: fileName, line: index + 1)
                     }
                 }
                 if sections.contains(where: { $0.kind == kind }) {

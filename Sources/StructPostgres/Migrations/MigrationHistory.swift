@@ -25,25 +25,27 @@ struct MigrationHistory {
     static func resolve(_ table: String, session: DatabaseSession) async throws -> MigrationHistory {
         guard !table.contains(".") else { return MigrationHistory(table: table, session: session) }
         guard let schema = try await session.run("SELECT current_schema()::text").first?.decode(String?.self) else {
-            throw StructPostgresError.refused("no schema is current (search_path is empty); qualify the history table, e.g. public.\(table)")
+            throw StructPostgresError.refused(
+                "no schema is current (search_path is empty); qualify the history table, e.g. public.\(table)")
         }
         return MigrationHistory(table: "\(schema).\(table)", session: session)
     }
 
     func create() async throws {
-        try await session.execute(statement: """
-            CREATE TABLE IF NOT EXISTS \(quoted) (
-                version bigint PRIMARY KEY,
-                name text NOT NULL,
-                checksum text NOT NULL,
-                applied_at timestamptz NOT NULL DEFAULT now(),
-                execution_ms integer NOT NULL DEFAULT 0,
-                state text NOT NULL DEFAULT 'applied' CHECK (state IN ('applied', 'failed', 'baseline')),
-                failed_statement integer,
-                failed_line integer,
-                error text
-            )
-            """)
+        try await session.execute(
+            statement: """
+                CREATE TABLE IF NOT EXISTS \(quoted) (
+                    version bigint PRIMARY KEY,
+                    name text NOT NULL,
+                    checksum text NOT NULL,
+                    applied_at timestamptz NOT NULL DEFAULT now(),
+                    execution_ms integer NOT NULL DEFAULT 0,
+                    state text NOT NULL DEFAULT 'applied' CHECK (state IN ('applied', 'failed', 'baseline')),
+                    failed_statement integer,
+                    failed_line integer,
+                    error text
+                )
+                """)
     }
 
     func exists() async throws -> Bool {
@@ -52,10 +54,12 @@ struct MigrationHistory {
     }
 
     func rows() async throws -> [Row] {
-        let rows = try await session.run(PostgresQuery(unsafeSQL: """
-            SELECT version, name, checksum, applied_at, execution_ms, state, failed_statement, failed_line, error
-            FROM \(quoted) ORDER BY applied_at, version
-            """))
+        let rows = try await session.run(
+            PostgresQuery(
+                unsafeSQL: """
+                    SELECT version, name, checksum, applied_at, execution_ms, state, failed_statement, failed_line, error
+                    FROM \(quoted) ORDER BY applied_at, version
+                    """))
         return try rows.map { row in
             let (version, name, checksum, appliedAt, ms, state, statement, line, error) =
                 try row.decode((Int64, String, String, Date, Int32, String, Int32?, Int32?, String?).self)
@@ -65,7 +69,9 @@ struct MigrationHistory {
         }
     }
 
-    func record(_ migration: Migration, state: String, milliseconds: Int, failedStatement: Int? = nil, failedLine: Int? = nil, error: String? = nil) async throws {
+    func record(
+        _ migration: Migration, state: String, milliseconds: Int, failedStatement: Int? = nil, failedLine: Int? = nil, error: String? = nil
+    ) async throws {
         var statement = Statement(sql: "")
         let values = [
             statement.bind(.int8(migration.version)), statement.bind(.text(migration.name)),
@@ -93,7 +99,8 @@ struct MigrationHistory {
         var statement = Statement(sql: "")
         let checksum = statement.bind(.text(migration.checksum))
         let name = statement.bind(.text(migration.name))
-        statement.sql = "UPDATE \(quoted) SET checksum = \(checksum), name = \(name) WHERE version = \(statement.bind(.int8(migration.version)))"
+        statement.sql =
+            "UPDATE \(quoted) SET checksum = \(checksum), name = \(name) WHERE version = \(statement.bind(.int8(migration.version)))"
         _ = try await session.run(statement)
     }
 }

@@ -28,15 +28,16 @@ public struct MigrationSet: Sendable {
         } catch {
             throw StructPostgresError.refused("cannot read the migrations directory '\(directory.path)': \(error.localizedDescription)")
         }
-        try self.init(try files.filter { $0.pathExtension == "sql" }.map { url in
-            let text: String
-            do {
-                text = try String(contentsOf: url, encoding: .utf8)
-            } catch {
-                throw StructPostgresError.refused("cannot read \(url.lastPathComponent) as UTF-8 text", file: url.lastPathComponent)
-            }
-            return try Migration(fileName: url.lastPathComponent, text: text)
-        })
+        try self.init(
+            try files.filter { $0.pathExtension == "sql" }.map { url in
+                let text: String
+                do {
+                    text = try String(contentsOf: url, encoding: .utf8)
+                } catch {
+                    throw StructPostgresError.refused("cannot read \(url.lastPathComponent) as UTF-8 text", file: url.lastPathComponent)
+                }
+                return try Migration(fileName: url.lastPathComponent, text: text)
+            })
     }
 
     /// The `.sql` resources of a bundle, e.g. `Bundle.module` with `resources: [.copy("migrations")]`.

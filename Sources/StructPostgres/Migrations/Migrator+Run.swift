@@ -34,7 +34,8 @@ extension Migrator {
     ///   `structpg migrate new` has just made): checked for every step before the first runs.
     static func part(of migration: Migration, _ direction: MigrationRun.Step.Direction) throws -> Migration.Part {
         guard let part = direction == .up ? migration.up : migration.down else {
-            throw StructPostgresError.refused("\(migration.fileName) has no '-- migrate:down' part to roll back with", file: migration.fileName)
+            throw StructPostgresError.refused(
+                "\(migration.fileName) has no '-- migrate:down' part to roll back with", file: migration.fileName)
         }
         if direction == .up, part.statements.isEmpty {
             throw StructPostgresError.refused("the up part holds no SQL statement", file: migration.fileName, line: part.firstLine)
@@ -107,7 +108,8 @@ extension Migrator {
             }
             guard let migration = migrations[row.version] else {
                 throw StructPostgresError.refused(
-                    "migration \(row.version) (\(row.name)) was applied but its file is missing; restore it, or forget it with `structpg migrate repair --accept \(row.version)`")
+                    "migration \(row.version) (\(row.name)) was applied but its file is missing; restore it, or forget it with `structpg migrate repair --accept \(row.version)`"
+                )
             }
             if migration.checksum != row.checksum {
                 throw StructPostgresError.refused(
@@ -127,7 +129,8 @@ extension Migrator {
 
     /// Runs one direction of a migration and records it; a transactional part and its history change
     /// commit together or not at all.
-    func apply(_ migration: Migration, direction: MigrationRun.Step.Direction, history: MigrationHistory) async throws -> MigrationRun.Step {
+    func apply(_ migration: Migration, direction: MigrationRun.Step.Direction, history: MigrationHistory) async throws -> MigrationRun.Step
+    {
         let part = try Self.part(of: migration, direction)
         let statements = part.statements
         // A statement ending in a `--` comment gets its `;` on a line of its own, so the text pastes into psql.
@@ -140,7 +143,11 @@ extension Migrator {
 
         let session = history.session
         let start = ContinuousClock.now
-        func elapsed() -> Int { Int((ContinuousClock.now - start).components.seconds * 1000 + (ContinuousClock.now - start).components.attoseconds / 1_000_000_000_000_000) }
+        func elapsed() -> Int {
+            Int(
+                (ContinuousClock.now - start).components.seconds * 1000 + (ContinuousClock.now - start).components.attoseconds
+                    / 1_000_000_000_000_000)
+        }
         if part.transactional { try await session.execute(statement: "BEGIN") }
         for (index, statement) in statements.enumerated() {
             do {

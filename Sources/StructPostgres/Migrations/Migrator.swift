@@ -29,8 +29,10 @@ public struct Migrator: Sendable {
         public var progress: (@Sendable (MigrationRun.Step) -> Void)?
 
         /// Options with the given settings; ``progress`` is set on the property.
-        public init(allowOutOfOrder: Bool = false, lockTimeout: Duration = .seconds(60),
-                    historyTable: String = "structpg_migrations", dryRun: Bool = false) {
+        public init(
+            allowOutOfOrder: Bool = false, lockTimeout: Duration = .seconds(60),
+            historyTable: String = "structpg_migrations", dryRun: Bool = false
+        ) {
             self.allowOutOfOrder = allowOutOfOrder
             self.lockTimeout = lockTimeout
             self.historyTable = historyTable
@@ -87,7 +89,8 @@ public struct Migrator: Sendable {
             try check(rows, refuseOutOfOrder: false)
             return try rows.reversed().prefix(steps).map { row in
                 guard row.state != "baseline" else {
-                    throw StructPostgresError.refused("migration \(row.version) (\(row.name)) was baselined, not applied; it cannot be rolled back")
+                    throw StructPostgresError.refused(
+                        "migration \(row.version) (\(row.name)) was baselined, not applied; it cannot be rolled back")
                 }
                 let migration = migrations[row.version]!
                 _ = try Self.part(of: migration, .down)
@@ -139,9 +142,10 @@ public struct Migrator: Sendable {
                 failedLine: row.failedLine, error: row.error)
         }
         for row in rows where migrations[row.version] == nil {
-            result.append(MigrationStatus(
-                version: row.version, name: row.name, state: .missing, appliedAt: row.appliedAt,
-                executionMilliseconds: row.executionMilliseconds))
+            result.append(
+                MigrationStatus(
+                    version: row.version, name: row.name, state: .missing, appliedAt: row.appliedAt,
+                    executionMilliseconds: row.executionMilliseconds))
         }
         return result.sorted { $0.version < $1.version }
     }
@@ -188,7 +192,8 @@ public struct Migrator: Sendable {
     public func baseline(_ version: Int64) async throws {
         try await withHistory { rows in
             guard rows.isEmpty else {
-                throw StructPostgresError.refused("the history already holds \(rows.count) migrations; baseline only adopts a database without one")
+                throw StructPostgresError.refused(
+                    "the history already holds \(rows.count) migrations; baseline only adopts a database without one")
             }
             guard migrations[version] != nil else { throw StructPostgresError.refused("there is no migration with version \(version)") }
             return migrations.migrations.filter { $0.version <= version }

@@ -101,9 +101,10 @@ public enum ChangeNotifications {
     /// schema-qualified), the functions included. `keys`: notifications also carry the changed rows' count and
     /// primary keys, read from transition tables, which costs every write of the table more (see *Observing changes*).
     public static func installSQL(tables: [String], keys: Bool = false) -> String {
-        functionsSQL + "\n\n" + tables.map {
-            "SELECT structpg_observe(\(SQLLiteral.quote(SQLIdentifier.quoteQualified($0)))\(keys ? ", with_keys => true" : ""));"
-        }.joined(separator: "\n")
+        functionsSQL + "\n\n"
+            + tables.map {
+                "SELECT structpg_observe(\(SQLLiteral.quote(SQLIdentifier.quoteQualified($0)))\(keys ? ", with_keys => true" : ""));"
+            }.joined(separator: "\n")
     }
 
     /// The SQL that removes the triggers from `tables` (the functions stay: other tables may use them).

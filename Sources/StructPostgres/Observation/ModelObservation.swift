@@ -41,7 +41,8 @@ public struct ModelObservation<Model: EntityConvertible>: AsyncSequence, Sendabl
             guard !finished else { return nil }
             if results == nil {
                 do {
-                    let key = try await ObservationKey.of(Model.Entity.self, observation.request, loading: observation.loading, on: observation.path)
+                    let key = try await ObservationKey.of(
+                        Model.Entity.self, observation.request, loading: observation.loading, on: observation.path)
                     let shared = observation.registry.observation(key, of: Model.self)
                     let (id, stream) = shared.join(observation.path, observation.request, loading: observation.loading)
                     membership = Membership { shared.leave(id) }

@@ -114,9 +114,13 @@ struct ObservationKey: Hashable, Sendable {
     let loading: Loading
 
     /// The key of a fetch of `E`: its statement as the read layer builds it.
-    static func of<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest, loading: Loading, on path: OperationPath) async throws -> Self {
+    static func of<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest, loading: Loading, on path: OperationPath) async throws
+        -> Self
+    {
         let statement = try await path.perform(Operation(.lookup, E.self)) { try await $0.selectStatement(E.self, request).0 }
-        return Self(model: ObjectIdentifier(E.self), sql: statement.sql, bindings: statement.bindings, loading: loading.resolved(path.runtime.defaultLoading))
+        return Self(
+            model: ObjectIdentifier(E.self), sql: statement.sql, bindings: statement.bindings,
+            loading: loading.resolved(path.runtime.defaultLoading))
     }
 }
 

@@ -36,7 +36,7 @@ public struct TableChange: Sendable, Equatable {
             return
         }
         guard let object = try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any],
-              let table = object["table"] as? String, let op = (object["op"] as? String).flatMap(Operation.init(rawValue:))
+            let table = object["table"] as? String, let op = (object["op"] as? String).flatMap(Operation.init(rawValue:))
         else { return nil }
         let rows = (object["rows"] as? NSNumber)?.intValue
         let keys = (object["keys"] as? [Any])?.map { key -> String in

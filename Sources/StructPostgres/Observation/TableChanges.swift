@@ -85,7 +85,9 @@ final class ChangeSubscription: Sendable {
         id = try await listener.subscribe(Set(channels.keys)) { event in
             switch event {
             case .notification(let channel, let payload):
-                if let table = channels[channel], let change = TableChange(payload: payload, table: table) { inbox.deliver(.change(change)) }
+                if let table = channels[channel], let change = TableChange(payload: payload, table: table) {
+                    inbox.deliver(.change(change))
+                }
             case .resumed: inbox.deliver(.resumed)
             case .failed(let error): inbox.end(.failure(error))
             case .finished: inbox.end(.success(()))

@@ -39,7 +39,8 @@ public struct ValueObservation<Value: Sendable>: AsyncSequence, Sendable {
         public mutating func next() async throws -> Value? {
             guard !finished else { return nil }
             if values == nil {
-                let (stream, continuation) = AsyncStream<Result<Value, StructPostgresError>>.makeStream(bufferingPolicy: .bufferingNewest(1))
+                let (stream, continuation) = AsyncStream<Result<Value, StructPostgresError>>.makeStream(
+                    bufferingPolicy: .bufferingNewest(1))
                 let observation = self.observation
                 guard let handle = observation.path.runtime.background.startCancellable({ await observation.run(continuation) }) else {
                     finished = true

@@ -49,7 +49,9 @@ final class Coalescer: Sendable {
         lanes.withLock { lanes in
             if let lane = lanes[key] as? CoalescingLane<Input, Output> { return lane }
             let (window, maxBatch) =
-                if case .read = key.kind, let reads { (reads.window, reads.maxBatch) } else { (writeSettings.window, writeSettings.maxBatch) }
+                if case .read = key.kind, let reads { (reads.window, reads.maxBatch) } else {
+                    (writeSettings.window, writeSettings.maxBatch)
+                }
             let lane = CoalescingLane<Input, Output>(window: window, maxBatch: maxBatch, background: background, withdrawn: withdrawn)
             lanes[key] = lane
             return lane
@@ -61,13 +63,15 @@ final class Coalescer: Sendable {
     /// stored; those under ``MergePolicy/overwrite`` another.
     func lane<E: EntityProtocol>(_ type: E.Type, _ options: UpsertOptions) -> CoalescingLane<E, UpsertResult> {
         let policy = E.versionKey == nil ? nil : options.coalescedMergePolicy
-        return lane(.init(kind: .upsert(options.conflict, policy), entity: ObjectIdentifier(E.self)),
-             withdrawn: "the task was cancelled while its upsert waited to be coalesced; its row was not sent")
+        return lane(
+            .init(kind: .upsert(options.conflict, policy), entity: ObjectIdentifier(E.self)),
+            withdrawn: "the task was cancelled while its upsert waited to be coalesced; its row was not sent")
     }
 
     /// The lane of single-row deletes of `E` (unconditional ones: see ``OperationPath/delete(_:policy:)``).
     func deleteLane<E: EntityProtocol>(_ type: E.Type) -> CoalescingLane<E, Int> {
-        lane(.init(kind: .delete, entity: ObjectIdentifier(E.self)),
-             withdrawn: "the task was cancelled while its delete waited to be coalesced; its row was not deleted")
+        lane(
+            .init(kind: .delete, entity: ObjectIdentifier(E.self)),
+            withdrawn: "the task was cancelled while its delete waited to be coalesced; its row was not deleted")
     }
 }

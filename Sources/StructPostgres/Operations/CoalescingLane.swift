@@ -137,10 +137,11 @@ final class CoalescingLane<Input: Sendable, Output: Sendable>: Sendable {
 
     /// A batch of the lane ended: the calls that gathered meanwhile go on as ``State/next(maxBatch:)`` says.
     private func finishedRunning() {
-        act(on: state.withLock { state in
-            state.running -= 1
-            return state.next(maxBatch: maxBatch)
-        })
+        act(
+            on: state.withLock { state in
+                state.running -= 1
+                return state.next(maxBatch: maxBatch)
+            })
     }
 
     /// Removes a cancelled caller that still waits, which then throws `queryCancelled`; its work is not sent.

@@ -9,7 +9,9 @@ extension OperationPath {
         }
     }
 
-    private static func draft<Model: EntityConvertible>(_ model: Model.Type, _ session: DatabaseSession, _ drafter: inout MigrationDrafter) async throws {
+    private static func draft<Model: EntityConvertible>(_ model: Model.Type, _ session: DatabaseSession, _ drafter: inout MigrationDrafter)
+        async throws
+    {
         try await drafter.add(Model.Entity.self, session)
     }
 }

@@ -22,20 +22,24 @@ extension OperationPath {
 
     /// The lane of `request` when it is a point read (``SelectShape/pointValue``) of an entity whose table layout
     /// the service knows already (the first fetch of a type reads it, alone).
-    func pointRead<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest, _ loading: Loading, _ operation: Operation) -> PointRead<E>? {
+    func pointRead<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest, _ loading: Loading, _ operation: Operation) -> PointRead<E>?
+    {
         let entity = ObjectIdentifier(E.self)
         guard let description = runtime.sessions.catalog.description(entity),
-              let shape = SelectShape(request, entity: entity, description: description), let value = shape.pointValue
+            let shape = SelectShape(request, entity: entity, description: description), let value = shape.pointValue
         else { return nil }
         let onPrimary = if case .primary = route(operation) { true } else { false }
         let key = Coalescer.Key(kind: .read(PointReadShape(shape: shape.shape, loading: loading, onPrimary: onPrimary)), entity: entity)
-        let lane: CoalescingLane<PointCall, [E]> = runtime.coalescer.lane(key, withdrawn: "the task was cancelled while its fetch waited to be coalesced; it was not sent")
+        let lane: CoalescingLane<PointCall, [E]> = runtime.coalescer.lane(
+            key, withdrawn: "the task was cancelled while its fetch waited to be coalesced; it was not sent")
         return PointRead(call: PointCall(value: value, request: request), loading: loading, lane: lane)
     }
 
     /// Fetches with the concurrent point reads of its lane: one statement for their distinct keys; a batch that
     /// fails runs each of its calls alone, so that an error reaches only the calls it concerns.
-    func coalescedFetch<Model: EntityConvertible>(_ type: Model.Type, _ point: PointRead<Model.Entity>, _ operation: Operation) async throws -> [Model] {
+    func coalescedFetch<Model: EntityConvertible>(_ type: Model.Type, _ point: PointRead<Model.Entity>, _ operation: Operation) async throws
+        -> [Model]
+    {
         let loading = point.loading
         let entities = try await runtime.telemetry.measure(operation) { span in
             let instruments = runtime.telemetry.inherited()
@@ -57,9 +61,13 @@ extension OperationPath {
                     var outcomes: [Result<[Model.Entity], any Error>] = []
                     for call in calls {
                         do {
-                            outcomes.append(.success(try await instruments.bound {
-                                try await session(for: operation, span) { try await $0.fetchGraph(Model.Entity.self, call.request, loading: loading) }
-                            }))
+                            outcomes.append(
+                                .success(
+                                    try await instruments.bound {
+                                        try await session(for: operation, span) {
+                                            try await $0.fetchGraph(Model.Entity.self, call.request, loading: loading)
+                                        }
+                                    }))
                         } catch {
                             outcomes.append(.failure(error))
                         }

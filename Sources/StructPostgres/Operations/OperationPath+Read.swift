@@ -35,7 +35,9 @@ extension OperationPath {
             operation.countsRows = .read
             let running = path.runtime.telemetry.begin(operation)
             do {
-                if let running { return try await running.bound { try await path.openCursor(Model.Entity.self, request, operation, running) } }
+                if let running {
+                    return try await running.bound { try await path.openCursor(Model.Entity.self, request, operation, running) }
+                }
                 return try await path.openCursor(Model.Entity.self, request, operation, nil)
             } catch {
                 running?.end(rows: 0, error: error)
@@ -61,22 +63,28 @@ extension OperationPath {
         let instruments = runtime.telemetry.inherited()
         let started = runtime.background.start { [self] in
             do {
-                try await instruments.bound { try await session(for: operation, nil) { session in
-                    try await session.execute(statement: "BEGIN READ ONLY")
-                    do {
-                        opened.continuation.yield(try await session.openCursor(E.self, request, name: "structpg_stream"))
-                        opened.continuation.finish()
-                    } catch {
+                try await instruments.bound {
+                    try await session(for: operation, nil) { session in
+                        try await session.execute(statement: "BEGIN READ ONLY")
+                        do {
+                            opened.continuation.yield(try await session.openCursor(E.self, request, name: "structpg_stream"))
+                            opened.continuation.finish()
+                        } catch {
+                            await session.rollBack()
+                            throw error
+                        }
+                        // The service stopping ends the stream: its connection is closed, so that the reader's next batch
+                        // fails with `connectionLost` and no other call is given the connection.
+                        await withTaskCancellationHandler {
+                            await released.wait()
+                        } onCancel: {
+                            released.signal()
+                        }
+                        if Task.isCancelled { try? await session.connection.close().get() }
+                        // Closes the cursor; a connection lost or closed by a cancellation is dropped by the pool.
                         await session.rollBack()
-                        throw error
                     }
-                    // The service stopping ends the stream: its connection is closed, so that the reader's next batch
-                    // fails with `connectionLost` and no other call is given the connection.
-                    await withTaskCancellationHandler { await released.wait() } onCancel: { released.signal() }
-                    if Task.isCancelled { try? await session.connection.close().get() }
-                    // Closes the cursor; a connection lost or closed by a cancellation is dropped by the pool.
-                    await session.rollBack()
-                } }
+                }
             } catch {
                 opened.continuation.finish(throwing: error)
             }

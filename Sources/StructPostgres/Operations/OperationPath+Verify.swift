@@ -9,7 +9,9 @@ extension OperationPath {
         }
     }
 
-    private static func mismatches<Model: EntityConvertible>(of model: Model.Type, _ session: DatabaseSession) async throws -> [SchemaMismatch] {
+    private static func mismatches<Model: EntityConvertible>(of model: Model.Type, _ session: DatabaseSession) async throws
+        -> [SchemaMismatch]
+    {
         try await SchemaComparison<Model.Entity>().mismatches(session)
     }
 }

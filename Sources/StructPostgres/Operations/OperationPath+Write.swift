@@ -59,7 +59,8 @@ extension OperationPath {
     /// Deletes `entity`'s row with the concurrent single-row deletes of its type (see ``WriteCoalescing``): one
     /// `DELETE ... RETURNING` for the batch, each caller learning whether its row went (a key deleted twice goes
     /// to the first of its callers).
-    private func coalescedDelete<E: EntityProtocol>(_ entity: E, _ lane: CoalescingLane<E, Int>, _ operation: Operation) async throws -> Int {
+    private func coalescedDelete<E: EntityProtocol>(_ entity: E, _ lane: CoalescingLane<E, Int>, _ operation: Operation) async throws -> Int
+    {
         try await runtime.telemetry.measure(operation) { span in
             let instruments = runtime.telemetry.inherited()
             return try await lane.submit(entity) { entities in

@@ -36,12 +36,15 @@ final class ServiceRuntime: Sendable {
         cursorSeal = PageCursorSeal(secret: configuration.pageCursorSecret)
         let listening = configuration.listenerConnection
         let (timeout, logger) = (configuration.pool.connectTimeout, configuration.logger)
-        listener = ChangeListener(reconnectPatience: configuration.listenerReconnectTimeout, logger: configuration.logger, background: background) {
+        listener = ChangeListener(
+            reconnectPatience: configuration.listenerReconnectTimeout, logger: configuration.logger, background: background
+        ) {
             if let listening { return try await listening.connect(timeout: listening.connectTimeout ?? timeout, logger: logger) }
             if configuration.connection.poolMode == .transaction {
                 throw StructPostgresError(
                     .invalidConfiguration,
-                    "observing needs LISTEN on a session of its own, which a transaction pooler (pool_mode=transaction) does not keep: set Configuration.listenerConnection to the server's own address")
+                    "observing needs LISTEN on a session of its own, which a transaction pooler (pool_mode=transaction) does not keep: set Configuration.listenerConnection to the server's own address"
+                )
             }
             let pool = try await router.primary()
             return try await pool.settings.connect(timeout: pool.connectTimeout, logger: pool.logger)
@@ -97,7 +100,8 @@ final class ServiceRuntime: Sendable {
         var patience = ContinuousClock.now + configuration.pool.acquireTimeout
         while true {
             facts.attempt += 1
-            let pool: ConnectionPool, replica: Replica?
+            let pool: ConnectionPool
+            let replica: Replica?
             do {
                 (pool, replica) = try await self.pool(for: dedicated ? .primary : route)
             } catch let error as StructPostgresError {
@@ -150,7 +154,9 @@ final class ServiceRuntime: Sendable {
                     try await waitForAPrimary(facts.attempt, error, span)
                 case .retryTransaction(let retry):
                     logger.debug("transaction retried", metadata: ["attempt": "\(retry)", "sqlstate": "\(error.sqlState ?? "")"])
-                    span?.event("transaction retried", ["db.response.status_code": .string(error.sqlState ?? ""), "structpg.attempt": .int64(Int64(retry))])
+                    span?.event(
+                        "transaction retried",
+                        ["db.response.status_code": .string(error.sqlState ?? ""), "structpg.attempt": .int64(Int64(retry))])
                     do {
                         try await Task.sleep(for: StructPostgresError.retryDelay(after: retry))
                     } catch {

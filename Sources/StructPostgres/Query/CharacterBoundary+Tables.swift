@@ -82,7 +82,7 @@ extension CharacterBoundary {
 
     /// RI: what continues an odd run of regional indicators.
     static let regionalIndicators: [ClosedRange<UInt32>] = [
-        0x1F1E6...0x1F1FF,
+        0x1F1E6...0x1F1FF
     ]
 
     /// Extended_Pictographic: what continues an emoji, Extend* and a zero-width joiner (GB11). Not `isEmoji`, which

@@ -90,7 +90,8 @@ enum CharacterBoundary {
             // GB11: not after an emoji, Extend* and a zero-width joiner; so after the start, a scalar other than a
             // joiner, or a joiner after Extend* that follows the start or a scalar that is neither an emoji nor Extend.
             let neither = bracket(extendedPictographic + emojiExtending, negated: true)
-            run = "(?:^|" + bracket([0x200D...0x200D], negated: true) + "|(?:^|" + neither + ")" + bracket(emojiExtending) + "*"
+            run =
+                "(?:^|" + bracket([0x200D...0x200D], negated: true) + "|(?:^|" + neither + ")" + bracket(emojiExtending) + "*"
                 + code(0x200D) + ")"
         }
         if !separates("\u{0915}\u{094D}") {

@@ -37,7 +37,8 @@ public struct EntityFilter<Entity: EntityProtocol>: Sendable {
     }
 
     /// Text at `keyPath` that begins with `text`.
-    public static func beginsWith<Text: TextValue>(_ keyPath: KeyPath<Entity, Text>, _ text: String, caseInsensitive: Bool = false) -> Self {
+    public static func beginsWith<Text: TextValue>(_ keyPath: KeyPath<Entity, Text>, _ text: String, caseInsensitive: Bool = false) -> Self
+    {
         textFilter(keyPath, .beginsWith, text, caseInsensitive)
     }
 
@@ -52,7 +53,8 @@ public struct EntityFilter<Entity: EntityProtocol>: Sendable {
     }
 
     /// Text at `keyPath` that a regular expression matches as a whole (NSPredicate's `MATCHES`).
-    public static func matches<Text: TextValue>(_ keyPath: KeyPath<Entity, Text>, _ pattern: String, caseInsensitive: Bool = false) -> Self {
+    public static func matches<Text: TextValue>(_ keyPath: KeyPath<Entity, Text>, _ pattern: String, caseInsensitive: Bool = false) -> Self
+    {
         textFilter(keyPath, .matches, pattern, caseInsensitive)
     }
 

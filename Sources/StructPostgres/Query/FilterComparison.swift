@@ -29,7 +29,8 @@ struct FilterComparison {
         }
         if op.isStringOperator {
             guard operand.column.isStringLike, case .text(let text) = encoded else {
-                throw invalid("\(op.rawValue) needs a text column and a string; column '\(operand.column.name)' is \(operand.column.typeName)")
+                throw invalid(
+                    "\(op.rawValue) needs a text column and a string; column '\(operand.column.name)' is \(operand.column.typeName)")
             }
             var condition: String
             if op == .matches {
@@ -58,7 +59,9 @@ struct FilterComparison {
         }
         var parameter = cast(statement.bind(encoded), encoded.wireType)
         if options.caseInsensitive {
-            guard operand.column.isStringLike else { throw invalid("[c] needs a text column; column '\(operand.column.name)' is \(operand.column.typeName)") }
+            guard operand.column.isStringLike else {
+                throw invalid("[c] needs a text column; column '\(operand.column.name)' is \(operand.column.typeName)")
+            }
             parameter = "lower(\(parameter))"
         }
         switch (op, negated) {
@@ -125,13 +128,16 @@ struct FilterComparison {
         return depth == 0
     }
 
-    func between(_ lower: any Encodable & Sendable, _ upper: any Encodable & Sendable, negated: Bool, _ statement: inout Statement) throws -> String {
+    func between(_ lower: any Encodable & Sendable, _ upper: any Encodable & Sendable, negated: Bool, _ statement: inout Statement) throws
+        -> String
+    {
         let bounds = try [encode(lower), encode(upper)]
         guard !bounds.contains(.null) else { throw invalid("BETWEEN needs two values, not nil") }
         for bound in bounds { try check(bound) }
         // NaN orders with nothing: no value lies between it and another.
         if bounds.contains(where: \.isNaN) { return negated ? "TRUE" : "FALSE" }
-        let condition = "\(operand.sql) BETWEEN \(cast(statement.bind(bounds[0]), bounds[0].wireType)) AND \(cast(statement.bind(bounds[1]), bounds[1].wireType))"
+        let condition =
+            "\(operand.sql) BETWEEN \(cast(statement.bind(bounds[0]), bounds[0].wireType)) AND \(cast(statement.bind(bounds[1]), bounds[1].wireType))"
         return negated ? "(\(condition)) IS NOT TRUE" : condition
     }
 
@@ -157,7 +163,8 @@ struct FilterComparison {
     /// BEGINSWITH, ENDSWITH, CONTAINS and LIKE as a LIKE pattern; the value's own `%`, `_` and `\` match literally.
     static func pattern(for op: Filter.Operator, _ text: String) -> String {
         func escape(_ string: String) -> String {
-            string.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
+            string.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(
+                of: "_", with: "\\_")
         }
         switch op {
         case .beginsWith: return escape(text) + "%"

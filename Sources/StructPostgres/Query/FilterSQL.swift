@@ -26,7 +26,8 @@ struct FilterSQL {
 
     private mutating func sql(_ node: Filter.Node, negated: Bool, _ scope: Scope, _ statement: inout Statement) throws -> String {
         guard depth < Filter.maximumDepth else {
-            throw StructPostgresError(.unsupportedPredicate, "the filter nests more than \(Filter.maximumDepth) levels deep", entity: scope.description.entity)
+            throw StructPostgresError(
+                .unsupportedPredicate, "the filter nests more than \(Filter.maximumDepth) levels deep", entity: scope.description.entity)
         }
         depth += 1
         defer { depth -= 1 }
@@ -71,11 +72,14 @@ struct FilterSQL {
         let segments = key.split(separator: ".", maxSplits: 1).map(String.init)
         let relationship = try self.relationship(segments[0], of: scope, key: key)
         guard relationship.info.kind.isToMany, segments.count == 2 else {
-            throw unknownKey(key, scope, reason: "ANY, ALL and NONE need a key path through a to-many relationship, as in ANY books.price > 10")
+            throw unknownKey(
+                key, scope, reason: "ANY, ALL and NONE need a key path through a to-many relationship, as in ANY books.price > 10")
         }
         let resolved = relationship.resolved
         let (from, alias) = children(of: resolved, scope)
-        let condition = try sql(Self.replacingKey(of: inner, with: segments[1]), negated: false, Scope(description: resolved.target, qualifier: alias), &statement)
+        let condition = try sql(
+            Self.replacingKey(of: inner, with: segments[1]), negated: false, Scope(description: resolved.target, qualifier: alias),
+            &statement)
         var effective = quantifier
         if negated {
             switch quantifier {
@@ -95,12 +99,16 @@ struct FilterSQL {
     private mutating func children(of resolved: ResolvedRelationship, _ scope: Scope) -> (from: String, alias: String) {
         let alias = nextAlias()
         if let join = resolved.join {
-            return ("FROM \(join.quotedTable) \(alias)j JOIN \(join.quotedTargetTable) \(alias) "
-                + "ON \(alias).\(q(join.targetKey)) = \(alias)j.\(q(join.childColumn)) "
-                + "WHERE \(alias)j.\(q(join.parentColumn)) = \(scope.qualifier).\(q(resolved.sourceColumn))", alias)
+            return (
+                "FROM \(join.quotedTable) \(alias)j JOIN \(join.quotedTargetTable) \(alias) "
+                    + "ON \(alias).\(q(join.targetKey)) = \(alias)j.\(q(join.childColumn)) "
+                    + "WHERE \(alias)j.\(q(join.parentColumn)) = \(scope.qualifier).\(q(resolved.sourceColumn))", alias
+            )
         }
-        return ("FROM \(resolved.target.schema.quotedTable) \(alias) "
-            + "WHERE \(alias).\(q(resolved.targetColumn!)) = \(scope.qualifier).\(q(resolved.sourceColumn))", alias)
+        return (
+            "FROM \(resolved.target.schema.quotedTable) \(alias) "
+                + "WHERE \(alias).\(q(resolved.targetColumn!)) = \(scope.qualifier).\(q(resolved.sourceColumn))", alias
+        )
     }
 
     /// The SQL reading `key` in `scope`: a column, a scalar subquery through to-one relationships, or `@count`
@@ -114,34 +122,40 @@ struct FilterSQL {
         // Most keys name a column: no relationship to look through.
         if Self.namesColumn(key, of: scope.description) {
             let column = try scope.description.column(for: key)
-            return .init(sql: "\(scope.qualifier).\(q(column))", column: scope.description.schema.columns[column]!, description: scope.description)
+            return .init(
+                sql: "\(scope.qualifier).\(q(column))", column: scope.description.schema.columns[column]!, description: scope.description)
         }
         let segments = key.split(separator: ".", maxSplits: 1).map(String.init)
         if segments.count == 2, segments[1] == "@count",
-           let column = try? scope.description.column(for: segments[0]),
-           let info = scope.description.schema.columns[column], info.isArray {
+            let column = try? scope.description.column(for: segments[0]),
+            let info = scope.description.schema.columns[column], info.isArray
+        {
             return .init(
                 sql: "coalesce(cardinality(\(scope.qualifier).\(q(column))), 0)", column: .count(named: key),
                 description: scope.description)
         }
         if segments.count == 1 {
             if scope.description.schema.columns[key] == nil,
-               let info = scope.description.relationships.first(where: { $0.name == key }), !info.kind.isToMany,
-               let resolved = relationships["\(scope.description.entity).\(key)"] {
+                let info = scope.description.relationships.first(where: { $0.name == key }), !info.kind.isToMany,
+                let resolved = relationships["\(scope.description.entity).\(key)"]
+            {
                 // A to-one relationship compared as a whole (`author == nil`): its foreign-key column.
                 return .init(
                     sql: "\(scope.qualifier).\(q(resolved.sourceColumn))",
                     column: scope.description.schema.columns[resolved.sourceColumn]!, description: scope.description)
             }
             let column = try scope.description.column(for: key)
-            return .init(sql: "\(scope.qualifier).\(q(column))", column: scope.description.schema.columns[column]!, description: scope.description)
+            return .init(
+                sql: "\(scope.qualifier).\(q(column))", column: scope.description.schema.columns[column]!, description: scope.description)
         }
         let relationship = try self.relationship(segments[0], of: scope, key: key)
         if relationship.info.kind.isToMany {
             guard segments[1] == "@count" else {
                 throw unknownKey(
                     key, scope,
-                    reason: "'\(segments[0])' is a to-many relationship; use ANY, ALL or NONE, as in ANY \(key) == %@, or count it with \(segments[0]).@count")
+                    reason:
+                        "'\(segments[0])' is a to-many relationship; use ANY, ALL or NONE, as in ANY \(key) == %@, or count it with \(segments[0]).@count"
+                )
             }
             let (from, _) = children(of: relationship.resolved, scope)
             return .init(sql: "(SELECT count(*) \(from))", column: .count(named: key), description: scope.description)
@@ -155,12 +169,15 @@ struct FilterSQL {
             column: inner.column, description: inner.description)
     }
 
-    private func relationship(_ name: String, of scope: Scope, key: String) throws -> (info: RelationshipInfo, resolved: ResolvedRelationship) {
+    private func relationship(_ name: String, of scope: Scope, key: String) throws -> (
+        info: RelationshipInfo, resolved: ResolvedRelationship
+    ) {
         let description = scope.description
         guard let info = description.relationships.first(where: { $0.name == name }),
-              let resolved = relationships["\(description.entity).\(name)"]
+            let resolved = relationships["\(description.entity).\(name)"]
         else {
-            let known = description.relationships.isEmpty
+            let known =
+                description.relationships.isEmpty
                 ? "it has no relationships"
                 : "its relationships are \(description.relationships.map(\.name).joined(separator: ", "))"
             throw unknownKey(key, scope, reason: "'\(name)' is not a relationship of \(description.entity); \(known)")

@@ -24,10 +24,16 @@ extension PredicateExpressions.KeyPath: CompilablePredicateExpression {
             if case .key(let path) = base, !(value is any EntityProtocol.Type || value is any EntityConvertible.Type) {
                 if (keyPath as AnyKeyPath) == (\String.count as AnyKeyPath) {
                     throw PredicateCompiler.unsupported(
-                        self, why: "'\(path).count' counts Characters (grapheme clusters), which PostgreSQL cannot count: its length() counts code points, and the two differ for 'e\\u{301}' or '👍🏽'")
+                        self,
+                        why:
+                            "'\(path).count' counts Characters (grapheme clusters), which PostgreSQL cannot count: its length() counts code points, and the two differ for 'e\\u{301}' or '👍🏽'"
+                    )
                 }
                 throw PredicateCompiler.unsupported(
-                    self, why: "'\(path)' holds a \(value), and a property computed from that value (or one of its fields) is not a column; compare '\(path)' itself")
+                    self,
+                    why:
+                        "'\(path)' holds a \(value), and a property computed from that value (or one of its fields) is not a column; compare '\(path)' itself"
+                )
             }
             throw PredicateCompiler.unsupported(self, why: Self.notStored(KeyPathNames.whatIsRead(by: keyPath)))
         }
@@ -46,11 +52,14 @@ extension PredicateExpressions.KeyPath: CompilablePredicateExpression {
         case .relatedSlot(let names):
             let slot = names.count == 1 ? "\(model).\(names[0])" : "one of \(names.map { "\(model).\($0)" }.joined(separator: ", "))"
             let example = names[0]
-            return "the key path reads \(slot), a @Related relationship slot (of type \(Output.self)) loaded with the rows, not a column; \(stored) (such as the relationship's key), or write a format string through the relationship, as in \"\(example).<property> == %@\""
+            return
+                "the key path reads \(slot), a @Related relationship slot (of type \(Output.self)) loaded with the rows, not a column; \(stored) (such as the relationship's key), or write a format string through the relationship, as in \"\(example).<property> == %@\""
         case .pathIntoAField(let path):
-            return "the key path \(path) reads into the fields of a stored property of \(model), which have no column of their own; \(stored)"
+            return
+                "the key path \(path) reads into the fields of a stored property of \(model), which have no column of their own; \(stored)"
         case .computed:
-            return "the key path reads a computed property of \(model) (of type \(Output.self)), or a property wrapper's wrapped value, which Swift computes and no column holds; \(stored)"
+            return
+                "the key path reads a computed property of \(model) (of type \(Output.self)), or a property wrapper's wrapped value, which Swift computes and no column holds; \(stored)"
         }
     }
 }
@@ -63,7 +72,9 @@ extension PredicateExpressions.Value: CompilablePredicateExpression {
         if let values = value as? any Collection, !(value is Data) {
             var bound: [any Encodable & Sendable] = []
             for element in values {
-                guard let element = element as? any Encodable else { throw PredicateCompiler.unsupported(self, why: "\(type(of: element)) cannot be bound") }
+                guard let element = element as? any Encodable else {
+                    throw PredicateCompiler.unsupported(self, why: "\(type(of: element)) cannot be bound")
+                }
                 bound.append(Self.sendable(element))
             }
             return .values(bound)
@@ -125,12 +136,13 @@ extension PredicateExpressions.NotEqual: CompilablePredicateExpression {
 
 extension PredicateExpressions.Comparison: CompilablePredicateExpression {
     func compile(_ compiler: inout PredicateCompiler) throws(StructPostgresError) -> PredicateTerm {
-        let operation: Filter.Operator = switch op {
-        case .lessThan: .less
-        case .lessThanOrEqual: .lessOrEqual
-        case .greaterThan: .greater
-        case .greaterThanOrEqual: .greaterOrEqual
-        }
+        let operation: Filter.Operator =
+            switch op {
+            case .lessThan: .less
+            case .lessThanOrEqual: .lessOrEqual
+            case .greaterThan: .greater
+            case .greaterThanOrEqual: .greaterOrEqual
+            }
         return .condition(try compiler.comparison(lhs, operation, rhs, whole: self))
     }
 }
@@ -178,14 +190,18 @@ extension PredicateExpressions.ForcedUnwrap: CompilablePredicateExpression {
 
 extension PredicateExpressions.SequenceStartsWith: CompilablePredicateExpression {
     func compile(_ compiler: inout PredicateCompiler) throws(StructPostgresError) -> PredicateTerm {
-        guard case .value(let text as String) = try compiler.term(prefix) else { throw PredicateCompiler.unsupported(self, why: "starts(with:) takes a string value") }
+        guard case .value(let text as String) = try compiler.term(prefix) else {
+            throw PredicateCompiler.unsupported(self, why: "starts(with:) takes a string value")
+        }
         return .condition(.compare(try compiler.key(base), .beginsWith, text, Filter.Options()))
     }
 }
 
 extension PredicateExpressions.CollectionContainsCollection: CompilablePredicateExpression {
     func compile(_ compiler: inout PredicateCompiler) throws(StructPostgresError) -> PredicateTerm {
-        guard case .value(let text as String) = try compiler.term(other) else { throw PredicateCompiler.unsupported(self, why: "contains(_:) takes a string value") }
+        guard case .value(let text as String) = try compiler.term(other) else {
+            throw PredicateCompiler.unsupported(self, why: "contains(_:) takes a string value")
+        }
         return .condition(.compare(try compiler.key(base), .contains, text, Filter.Options()))
     }
 }
@@ -225,8 +241,13 @@ extension PredicateExpressions.SequenceContains: CompilablePredicateExpression {
 extension PredicateExpressions.SequenceContainsWhere: CompilablePredicateExpression {
     func compile(_ compiler: inout PredicateCompiler) throws(StructPostgresError) -> PredicateTerm {
         let relationship = try compiler.term(sequence)
-        guard case .key = relationship else { throw PredicateCompiler.unsupported(self, why: "contains(where:) of a to-many relationship is supported") }
-        return .condition(.quantified(.any, try compiler.with(variable.key, as: relationship) { compiler throws(StructPostgresError) in try compiler.condition(test) }))
+        guard case .key = relationship else {
+            throw PredicateCompiler.unsupported(self, why: "contains(where:) of a to-many relationship is supported")
+        }
+        return .condition(
+            .quantified(
+                .any,
+                try compiler.with(variable.key, as: relationship) { compiler throws(StructPostgresError) in try compiler.condition(test) }))
     }
 }
 
@@ -234,7 +255,12 @@ extension PredicateExpressions.SequenceContainsWhere: CompilablePredicateExpress
 extension PredicateExpressions.SequenceAllSatisfy: CompilablePredicateExpression {
     func compile(_ compiler: inout PredicateCompiler) throws(StructPostgresError) -> PredicateTerm {
         let relationship = try compiler.term(sequence)
-        guard case .key = relationship else { throw PredicateCompiler.unsupported(self, why: "allSatisfy of a to-many relationship is supported") }
-        return .condition(.quantified(.all, try compiler.with(variable.key, as: relationship) { compiler throws(StructPostgresError) in try compiler.condition(test) }))
+        guard case .key = relationship else {
+            throw PredicateCompiler.unsupported(self, why: "allSatisfy of a to-many relationship is supported")
+        }
+        return .condition(
+            .quantified(
+                .all,
+                try compiler.with(variable.key, as: relationship) { compiler throws(StructPostgresError) in try compiler.condition(test) }))
     }
 }

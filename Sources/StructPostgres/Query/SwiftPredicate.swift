@@ -88,12 +88,13 @@ struct PredicateCompiler {
             default: throw Self.unsupported(whole, why: "only == and != compare with nil")
             }
         case (.caseInsensitiveCompare(let key, let text), .value(let order as ComparisonResult)),
-             (.value(let order as ComparisonResult), .caseInsensitiveCompare(let key, let text)):
-            let ordered: Filter.Operator = switch order {
-            case .orderedSame: .equal
-            case .orderedAscending: .less
-            case .orderedDescending: .greater
-            }
+            (.value(let order as ComparisonResult), .caseInsensitiveCompare(let key, let text)):
+            let ordered: Filter.Operator =
+                switch order {
+                case .orderedSame: .equal
+                case .orderedAscending: .less
+                case .orderedDescending: .greater
+                }
             let node = Filter.Node.compare(key, ordered, text, Filter.Options(caseInsensitive: true))
             switch op {
             case .equal: return node
@@ -120,7 +121,8 @@ struct PredicateCompiler {
     static func unsupported(_ expression: Any, why: String? = nil) -> StructPostgresError {
         StructPostgresError(
             .unsupportedPredicate,
-            "#Predicate: \(describe(type(of: expression))) cannot be compiled to SQL\(why.map { ": \($0)" } ?? ""); nothing is filtered in the client, so rewrite the expression or use a format string")
+            "#Predicate: \(describe(type(of: expression))) cannot be compiled to SQL\(why.map { ": \($0)" } ?? ""); nothing is filtered in the client, so rewrite the expression or use a format string"
+        )
     }
 
     /// `Arithmetic` for `PredicateExpressions.Arithmetic<PredicateExpressions.KeyPath<...>, ...>`.

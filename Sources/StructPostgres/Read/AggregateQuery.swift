@@ -33,7 +33,8 @@ struct AggregateQuery: Sendable {
         if let refusal = figures.lazy.compactMap(\.refusal).first { return refusal.with(entity: entity, table: table) }
         let names = keys.compactMap { try? $0.get() }
         if having != nil, names.isEmpty {
-            return refused("having: a group filter needs a grouping: group by at least one key (groups(of:by:...)), or filter the rows with where:")
+            return refused(
+                "having: a group filter needs a grouping: group by at least one key (groups(of:by:...)), or filter the rows with where:")
         }
         for term in order {
             guard case .key(let key) = term.subject else { continue }
@@ -43,7 +44,8 @@ struct AggregateQuery: Sendable {
                 return error.with(entity: entity, table: table)
             case .success(let name) where !names.contains(name):
                 return refused(
-                    "sortedBy: '\(name)' is not a key the query groups by (\(names.isEmpty ? "it groups by no key" : "it groups by " + names.joined(separator: ", "))); sort by a grouping key or a figure")
+                    "sortedBy: '\(name)' is not a key the query groups by (\(names.isEmpty ? "it groups by no key" : "it groups by " + names.joined(separator: ", "))); sort by a grouping key or a figure"
+                )
             case .success:
                 break
             }
@@ -74,15 +76,17 @@ struct AggregateQuery: Sendable {
         if let having { statement.sql += " HAVING " + (try condition(having, negated: false, description, &statement)) }
         if !order.isEmpty {
             let terms = try order.map { term -> String in
-                let subject = switch term.subject {
-                case .aggregate(let spec): try expression(spec, description)
-                case .key(let key): "\(table).\(SQLIdentifier.quote(try description.column(for: try key.get())))"
-                }
-                let nulls = switch term.nulls {
-                case .default: ""
-                case .first: " NULLS FIRST"
-                case .last: " NULLS LAST"
-                }
+                let subject =
+                    switch term.subject {
+                    case .aggregate(let spec): try expression(spec, description)
+                    case .key(let key): "\(table).\(SQLIdentifier.quote(try description.column(for: try key.get())))"
+                    }
+                let nulls =
+                    switch term.nulls {
+                    case .default: ""
+                    case .first: " NULLS FIRST"
+                    case .last: " NULLS LAST"
+                    }
                 return subject + (term.ascending ? " ASC" : " DESC") + nulls
             }
             statement.sql += " ORDER BY " + terms.joined(separator: ", ")
@@ -109,7 +113,8 @@ struct AggregateQuery: Sendable {
         case .sum, .average:
             guard Self.summable.contains(column.baseName) else {
                 throw refused(
-                    "column '\(columnName)' is \(column.typeName), not a number (smallint, integer, bigint, numeric, real or double precision)")
+                    "column '\(columnName)' is \(column.typeName), not a number (smallint, integer, bigint, numeric, real or double precision)"
+                )
             }
             let isFloat = column.baseName == "float4" || column.baseName == "float8"
             if aggregate.function == .sum { return isFloat ? "sum(\(sql)::float8)" : "sum(\(sql))" }

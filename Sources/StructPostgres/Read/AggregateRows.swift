@@ -27,7 +27,9 @@ struct AggregateRows: Sendable {
         let dataType = cells.dataTypes[column]
         if T.self == Decimal.self, dataType == .numeric, averages.contains(column) {
             let digits = try NumericText.digits(of: cells.cell(row: row, column: column))
-            guard let rounded = Self.rounded(digits, significantDigits: 38), let value = Decimal(string: rounded, locale: Locale(identifier: "en_US_POSIX")) else {
+            guard let rounded = Self.rounded(digits, significantDigits: 38),
+                let value = Decimal(string: rounded, locale: Locale(identifier: "en_US_POSIX"))
+            else {
                 throw failure(.invalidValue, "\(label) is \(digits), beyond the range of Decimal", column: column)
             }
             return value as! T
@@ -38,7 +40,9 @@ struct AggregateRows: Sendable {
             throw error
         } catch {
             if dataType == .numeric, let digits = try? NumericText.digits(of: cells.cell(row: row, column: column)) {
-                throw failure(.invalidValue, "\(label) is \(digits), which \(T.self) cannot hold exactly (no figure is wrapped or rounded)", column: column)
+                throw failure(
+                    .invalidValue, "\(label) is \(digits), which \(T.self) cannot hold exactly (no figure is wrapped or rounded)",
+                    column: column)
             }
             throw failure(.decoding, "\(label) (\(dataType)) cannot be decoded as \(T.self)", column: column)
         }

@@ -8,6 +8,7 @@ extension DatabaseSession {
         let cells = try await tagged(description) { try await runCells(statement) }
         let labels = query.keys.map { (try? $0.get()) ?? "?" } + query.aggregates.map(\.label)
         let averages = query.aggregates.indices.filter { query.aggregates[$0].function == .average }.map { $0 + query.keys.count }
-        return AggregateRows(cells: cells, entity: description.entity, table: description.schema.table, labels: labels, averages: Set(averages))
+        return AggregateRows(
+            cells: cells, entity: description.entity, table: description.schema.table, labels: labels, averages: Set(averages))
     }
 }

@@ -32,7 +32,8 @@ extension DatabaseSession {
         var filterCondition: String?
         if let filter = request.filter {
             var builder = FilterSQL(relationships: try await relationships(along: filter.keys, from: description))
-            filterCondition = try builder.condition(filter.node, in: FilterSQL.Scope(description: description, qualifier: table), into: &statement)
+            filterCondition = try builder.condition(
+                filter.node, in: FilterSQL.Scope(description: description, qualifier: table), into: &statement)
         }
         var segments: [String?] = [nil]
         if let cursor = request.after {
@@ -59,9 +60,11 @@ extension DatabaseSession {
                 + " ORDER BY \(order.orderBy(qualifier: table))" + limit
         }
         // Two segments (either side of the first column's NULLs) are each read in the index's order, then merged.
-        statement.sql = selects.count == 1
+        statement.sql =
+            selects.count == 1
             ? selects[0]
-            : "SELECT * FROM (" + selects.map { "(\($0))" }.joined(separator: " UNION ALL ") + ") AS \"page\" ORDER BY \(order.orderBy(qualifier: "\"page\""))" + limit
+            : "SELECT * FROM (" + selects.map { "(\($0))" }.joined(separator: " UNION ALL ")
+                + ") AS \"page\" ORDER BY \(order.orderBy(qualifier: "\"page\""))" + limit
 
         var decoded = try await decodedRows(E.self, statement, description)
         try await loadRelationships(&decoded, loading: loading)

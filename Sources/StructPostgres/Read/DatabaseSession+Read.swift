@@ -31,7 +31,8 @@ extension DatabaseSession {
         let description = try await describe(E.self)
         let shape = SelectShape(request, entity: ObjectIdentifier(E.self), description: description)
         if let shape, let template = context.selects.template(for: shape.shape, schema: description.schema),
-           let statement = try shape.statement(template) {
+            let statement = try shape.statement(template)
+        {
             return (statement, description)
         }
         let relationships = try await relationships(along: request.filter?.keys ?? [], from: description)
@@ -68,7 +69,9 @@ extension DatabaseSession {
 
     /// Runs `statement` and decodes every row into an entity; the rows' first columns are the table's,
     /// in catalog order.
-    func decodedRows<E: EntityProtocol>(_ type: E.Type, _ statement: Statement, _ description: EntityDescription) async throws -> DecodedRows<E> {
+    func decodedRows<E: EntityProtocol>(_ type: E.Type, _ statement: Statement, _ description: EntityDescription) async throws
+        -> DecodedRows<E>
+    {
         let cells = try await tagged(description) { try await runCells(statement) }
         let layout = RowLayout(description)
         var decoded = DecodedRows<E>(layout: layout, cells: cells)

@@ -56,7 +56,9 @@ struct GroupRowDecoder: Decoder {
             try decoder.rows.value(T.self, row: decoder.row, column: try decoder.index(key))
         }
 
-        func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+        func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<
+            NestedKey
+        > {
             throw nested(key)
         }
 
@@ -66,7 +68,8 @@ struct GroupRowDecoder: Decoder {
 
         private func nested(_ key: Key) -> StructPostgresError {
             StructPostgresError(
-                .unsupportedType, "property '\(key.stringValue)' of \(decoder.model) asks for a nested container; a grouped result holds single values",
+                .unsupportedType,
+                "property '\(key.stringValue)' of \(decoder.model) asks for a nested container; a grouped result holds single values",
                 entity: decoder.rows.entity, table: decoder.rows.table, property: key.stringValue)
         }
     }

@@ -28,7 +28,8 @@ struct KeysetOrder: Sendable {
             // A column sorted twice orders by its first term only.
             guard !terms.contains(where: { $0.column == column }) else { continue }
             let nullsFirst = key.nulls == .first || (key.nulls == .default && !key.ascending)
-            terms.append(Term(column: column, ascending: key.ascending, nullsFirst: nullsFirst, nullable: Self.nullable(column, description)))
+            terms.append(
+                Term(column: column, ascending: key.ascending, nullsFirst: nullsFirst, nullable: Self.nullable(column, description)))
         }
         let ascending = terms.last?.ascending ?? true
         for column in description.keyColumns where !terms.contains(where: { $0.column == column }) {

@@ -10,7 +10,8 @@ struct PageCursorSeal: Sendable {
     init(secret: String?) {
         if let secret {
             key = HKDF<SHA256>.deriveKey(
-                inputKeyMaterial: SymmetricKey(data: Data(secret.utf8)), info: Data("StructPostgres page cursor 1".utf8), outputByteCount: 32)
+                inputKeyMaterial: SymmetricKey(data: Data(secret.utf8)), info: Data("StructPostgres page cursor 1".utf8),
+                outputByteCount: 32)
         } else {
             key = SymmetricKey(size: .bits256)
         }
@@ -25,7 +26,7 @@ struct PageCursorSeal: Sendable {
     ///   restart) or was altered.
     func open(_ cursor: PageCursor, entity: String, table: String) throws -> PagePosition {
         guard let bytes = cursor.bytes, let box = try? ChaChaPoly.SealedBox(combined: bytes),
-              let opened = try? ChaChaPoly.open(box, using: key), let position = PagePosition(decoding: Array(opened))
+            let opened = try? ChaChaPoly.open(box, using: key), let position = PagePosition(decoding: Array(opened))
         else {
             throw StructPostgresError(
                 .invalidValue,

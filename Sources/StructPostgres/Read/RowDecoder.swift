@@ -93,7 +93,8 @@ private struct RowDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
         let layout = decoder.layout
         let column = layout.column(for: key)
         // The table has it, so the result of a query of the caller's left it out.
-        let missing = layout.schema.columns[column] == nil
+        let missing =
+            layout.schema.columns[column] == nil
             ? "which table '\(layout.schema.table)' does not have (columns: \(layout.schema.columnOrder.joined(separator: ", ")))"
             : "which the query's result does not have (its columns: \(layout.indexes.sorted { $0.value < $1.value }.map(\.key).joined(separator: ", "))); select it too"
         return StructPostgresError(
@@ -123,4 +124,3 @@ private struct RowDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     func superDecoder() throws -> any Decoder { decoder }
     func superDecoder(forKey key: Key) throws -> any Decoder { decoder }
 }
-

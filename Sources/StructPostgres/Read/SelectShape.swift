@@ -33,7 +33,8 @@ struct SelectShape {
     /// (``DatabaseSession/fetchPoints(_:_:keys:loading:)``); `nil` for any other fetch, or a value the column refuses.
     var pointValue: ColumnValue? {
         guard isEquality, comparisons.count == 1, let (comparison, encoded) = comparisons.first,
-              let bound = try? comparison.boundValue(encoded), !bound.isArray else { return nil }
+            let bound = try? comparison.boundValue(encoded), !bound.isArray
+        else { return nil }
         return bound
     }
 

@@ -19,7 +19,8 @@ extension DatabaseSession {
         func direct(source sourceColumn: String, target targetColumn: String, cast: String) throws -> ResolvedRelationship {
             let filter = " FROM \(target.schema.quotedTable) t WHERE t.\(q(targetColumn)) = ANY($1::\(cast)[])\(orderBy)"
             if try resolver.castName(of: targetColumn, in: target.schema) == cast,
-               let linkColumn = target.schema.columnOrder.firstIndex(of: targetColumn) {
+                let linkColumn = target.schema.columnOrder.firstIndex(of: targetColumn)
+            {
                 return ResolvedRelationship(
                     sourceColumn: sourceColumn, targetSQL: "SELECT \(targetColumns)" + filter,
                     linkColumn: linkColumn, targetColumn: targetColumn, join: nil, target: target)
@@ -36,7 +37,8 @@ extension DatabaseSession {
 
         case .backReference(let column):
             let link = try resolver.foreignKey(from: target, to: source, column: column, parameter: "backReference")
-            return try direct(source: link.referenced, target: link.column, cast: try resolver.castName(of: link.referenced, in: source.schema))
+            return try direct(
+                source: link.referenced, target: link.column, cast: try resolver.castName(of: link.referenced, in: source.schema))
 
         case .through(let table, let parentColumn, let childColumn, let onRemove):
             let joinSchema = try await schema(of: table, entity: relationship.qualifiedName)
@@ -44,10 +46,14 @@ extension DatabaseSession {
             let parent = try resolver.foreignKey(from: join, to: source, column: parentColumn, parameter: "parentColumn")
             let child = try resolver.foreignKey(from: join, to: target, column: childColumn, parameter: "childColumn")
             guard parent.column != child.column else {
-                throw resolver.error("join table '\(table)' links source and target through the same column '\(parent.column)'; name parentColumn: and childColumn:")
+                throw resolver.error(
+                    "join table '\(table)' links source and target through the same column '\(parent.column)'; name parentColumn: and childColumn:"
+                )
             }
             guard joinSchema.hasUniqueIndex(on: [parent.column, child.column]) else {
-                throw resolver.error("join table '\(table)' needs a primary key or unique index on (\(parent.column), \(child.column)) so a link is stored once")
+                throw resolver.error(
+                    "join table '\(table)' needs a primary key or unique index on (\(parent.column), \(child.column)) so a link is stored once"
+                )
             }
             let cast = try resolver.castName(of: parent.referenced, in: source.schema)
             return ResolvedRelationship(
@@ -84,7 +90,9 @@ struct RelationshipResolver {
                 return (resolved, key.referencedColumns[0])
             }
             guard to.keyColumns.count == 1 else {
-                throw error("column '\(resolved)' of '\(from.schema.table)' has no foreign key to '\(to.schema.table)', whose unique key has \(to.keyColumns.count) columns; declare the foreign key in a migration")
+                throw error(
+                    "column '\(resolved)' of '\(from.schema.table)' has no foreign key to '\(to.schema.table)', whose unique key has \(to.keyColumns.count) columns; declare the foreign key in a migration"
+                )
             }
             return (resolved, to.keyColumns[0])
         }
@@ -92,10 +100,14 @@ struct RelationshipResolver {
         case 1:
             return (candidates[0].columns[0], candidates[0].referencedColumns[0])
         case 0:
-            throw error("table '\(from.schema.table)' has no foreign key to '\(to.schema.table)'; declare one in a migration or name the column with \(parameter):")
+            throw error(
+                "table '\(from.schema.table)' has no foreign key to '\(to.schema.table)'; declare one in a migration or name the column with \(parameter):"
+            )
         default:
             let columns = candidates.map { $0.columns[0] }.joined(separator: ", ")
-            throw error("table '\(from.schema.table)' has \(candidates.count) foreign keys to '\(to.schema.table)' (\(columns)); name the one to use with \(parameter):")
+            throw error(
+                "table '\(from.schema.table)' has \(candidates.count) foreign keys to '\(to.schema.table)' (\(columns)); name the one to use with \(parameter):"
+            )
         }
     }
 

@@ -32,7 +32,7 @@ private func standIn<T: Decodable>(_ type: T.Type, _ decoder: ProbeDecoder) thro
     if T.self == Data.self { return Data() as! T }
     do {
         return try T(from: decoder)
-    } catch where _isPOD(T.self) && MemoryLayout<T>.size > 0 {
+    } catch  where _isPOD(T.self) && MemoryLayout<T>.size > 0 {
         let zeroed = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<T>.size, alignment: MemoryLayout<T>.alignment)
         defer { zeroed.deallocate() }
         zeroed.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<T>.size)
@@ -85,31 +85,51 @@ private struct ProbeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decode(Probed<Bool>.self, forKey: key).value }
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try decodeIfPresent(Probed<Bool>.self, forKey: key)?.value }
     func decode(_ type: String.Type, forKey key: Key) throws -> String { try decode(Probed<String>.self, forKey: key).value }
-    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try decodeIfPresent(Probed<String>.self, forKey: key)?.value }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+        try decodeIfPresent(Probed<String>.self, forKey: key)?.value
+    }
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try decode(Probed<Double>.self, forKey: key).value }
-    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try decodeIfPresent(Probed<Double>.self, forKey: key)?.value }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+        try decodeIfPresent(Probed<Double>.self, forKey: key)?.value
+    }
     func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try decode(Probed<Float>.self, forKey: key).value }
-    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try decodeIfPresent(Probed<Float>.self, forKey: key)?.value }
+    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? {
+        try decodeIfPresent(Probed<Float>.self, forKey: key)?.value
+    }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try decode(Probed<Int>.self, forKey: key).value }
     func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try decodeIfPresent(Probed<Int>.self, forKey: key)?.value }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try decode(Probed<Int8>.self, forKey: key).value }
     func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try decodeIfPresent(Probed<Int8>.self, forKey: key)?.value }
     func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try decode(Probed<Int16>.self, forKey: key).value }
-    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try decodeIfPresent(Probed<Int16>.self, forKey: key)?.value }
+    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? {
+        try decodeIfPresent(Probed<Int16>.self, forKey: key)?.value
+    }
     func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try decode(Probed<Int32>.self, forKey: key).value }
-    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try decodeIfPresent(Probed<Int32>.self, forKey: key)?.value }
+    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? {
+        try decodeIfPresent(Probed<Int32>.self, forKey: key)?.value
+    }
     func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try decode(Probed<Int64>.self, forKey: key).value }
-    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try decodeIfPresent(Probed<Int64>.self, forKey: key)?.value }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? {
+        try decodeIfPresent(Probed<Int64>.self, forKey: key)?.value
+    }
     func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try decode(Probed<UInt>.self, forKey: key).value }
     func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try decodeIfPresent(Probed<UInt>.self, forKey: key)?.value }
     func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try decode(Probed<UInt8>.self, forKey: key).value }
-    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try decodeIfPresent(Probed<UInt8>.self, forKey: key)?.value }
+    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? {
+        try decodeIfPresent(Probed<UInt8>.self, forKey: key)?.value
+    }
     func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try decode(Probed<UInt16>.self, forKey: key).value }
-    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try decodeIfPresent(Probed<UInt16>.self, forKey: key)?.value }
+    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? {
+        try decodeIfPresent(Probed<UInt16>.self, forKey: key)?.value
+    }
     func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try decode(Probed<UInt32>.self, forKey: key).value }
-    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try decodeIfPresent(Probed<UInt32>.self, forKey: key)?.value }
+    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? {
+        try decodeIfPresent(Probed<UInt32>.self, forKey: key)?.value
+    }
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try decode(Probed<UInt64>.self, forKey: key).value }
-    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try decodeIfPresent(Probed<UInt64>.self, forKey: key)?.value }
+    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? {
+        try decodeIfPresent(Probed<UInt64>.self, forKey: key)?.value
+    }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
         KeyedDecodingContainer(ProbeKeyedContainer<NestedKey>(decoder: decoder.nested))

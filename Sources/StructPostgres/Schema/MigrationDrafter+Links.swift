@@ -11,7 +11,9 @@ extension MigrationDrafter {
         var added: Set<ForeignKey> = []
         while !remaining.isEmpty {
             let ready = remaining.firstIndex { new in
-                new.foreignKeys.allSatisfy { $0.referenced == new.table || created.contains($0.referenced) || !newNames.contains($0.referenced) }
+                new.foreignKeys.allSatisfy {
+                    $0.referenced == new.table || created.contains($0.referenced) || !newNames.contains($0.referenced)
+                }
             }
             let new = remaining.remove(at: ready ?? 0)  // none ready: a cycle, whose keys wait for both tables
             var inline: [ForeignKey] = []
@@ -21,7 +23,10 @@ extension MigrationDrafter {
                 } else if newNames.contains(key.referenced) {
                     alters.append(Self.addForeignKey(key))
                 } else {
-                    creates.append(Self.review("\(new.table).\(key.column) references \(key.referenced), which does not exist and which no model of this draft creates"))
+                    creates.append(
+                        Self.review(
+                            "\(new.table).\(key.column) references \(key.referenced), which does not exist and which no model of this draft creates"
+                        ))
                 }
             }
             creates.append(createStatement(new, inline: inline))
@@ -31,7 +36,10 @@ extension MigrationDrafter {
         var drops = ordered.reversed().map { Self.review("DROP TABLE \(Self.quoteQualified($0.table)); (loses its rows)") }
         for join in joinTables {
             guard let parentType = type(of: join.parent), let childType = type(of: join.child) else {
-                creates.append(Self.review("join table \(join.table): the types of \(join.parent.table).\(join.parent.key) and \(join.child.table).\(join.child.key) are unknown; create it by hand"))
+                creates.append(
+                    Self.review(
+                        "join table \(join.table): the types of \(join.parent.table).\(join.parent.key) and \(join.child.table).\(join.child.key) are unknown; create it by hand"
+                    ))
                 continue
             }
             let columns = [
@@ -46,21 +54,30 @@ extension MigrationDrafter {
             let key = wanted.key
             let holder = newTables.first { $0.table == key.table }.map { Set($0.columns.map(\.name)) } ?? existing[key.table]
             guard let holder else {
-                alters.append(Self.review("relationship \(wanted.relationship): table \(key.table) does not exist, and no model of this draft creates it"))
+                alters.append(
+                    Self.review(
+                        "relationship \(wanted.relationship): table \(key.table) does not exist, and no model of this draft creates it"))
                 continue
             }
             guard holder.contains(key.column) else {
-                alters.append(Self.review("relationship \(wanted.relationship): no column \(key.table).\(key.column) for its foreign key; name it with \(wanted.naming)"))
+                alters.append(
+                    Self.review(
+                        "relationship \(wanted.relationship): no column \(key.table).\(key.column) for its foreign key; name it with \(wanted.naming)"
+                    ))
                 continue
             }
             guard newNames.contains(key.referenced) || existing[key.referenced] != nil else {
-                alters.append(Self.review("relationship \(wanted.relationship): table \(key.referenced) does not exist, and no model of this draft creates it"))
+                alters.append(
+                    Self.review(
+                        "relationship \(wanted.relationship): table \(key.referenced) does not exist, and no model of this draft creates it"
+                    ))
                 continue
             }
             added.insert(key)
             alters.append(Self.addForeignKey(key))
         }
-        return MigrationDraft(up: creates + up + alters, down: down.reversed() + drops, concurrentUp: concurrentUp, concurrentDown: concurrentDown)
+        return MigrationDraft(
+            up: creates + up + alters, down: down.reversed() + drops, concurrentUp: concurrentUp, concurrentDown: concurrentDown)
     }
 
     private func type(of side: JoinSide) -> String? {
@@ -80,7 +97,9 @@ extension MigrationDrafter {
 
     /// The foreign keys of `E`'s to-one relationships whose column it encodes: for a new table, placed by ``draft``;
     /// for an existing one, wanted where the constraint is missing.
-    mutating func addToOnes<E: EntityProtocol>(_ type: E.Type, row: RowEncoder.Row, schema: TableSchema?, _ session: DatabaseSession) async throws -> [ToOne] {
+    mutating func addToOnes<E: EntityProtocol>(_ type: E.Type, row: RowEncoder.Row, schema: TableSchema?, _ session: DatabaseSession)
+        async throws -> [ToOne]
+    {
         var found: [ToOne] = []
         for relationship in E.relationships {
             let info = relationship.info
@@ -120,12 +139,16 @@ extension MigrationDrafter {
             case .backReference(let declared):
                 let column = declared.map { info.target.naming.column(for: $0) } ?? Self.singular(E.table) + "_id"
                 if let targetSchema, let sourceSchema,
-                   targetSchema.foreignKeys.contains(where: { $0.columns == [column] && $0.referencedTable == sourceSchema.oid }) { continue }
+                    targetSchema.foreignKeys.contains(where: { $0.columns == [column] && $0.referencedTable == sourceSchema.oid })
+                {
+                    continue
+                }
                 let foreignKey = ForeignKey(table: info.target.table, column: column, referenced: E.table, referencedKey: key)
                 wanted.append(WantedKey(key: foreignKey, relationship: info.qualifiedName, naming: "backReference:"))
             case .through(let table, let parentColumn, let childColumn, _):
                 guard (try? await session.schema(of: table, entity: info.qualifiedName)) == nil,
-                      !joinTables.contains(where: { $0.table == table }) else { continue }
+                    !joinTables.contains(where: { $0.table == table })
+                else { continue }
                 let parent = JoinSide(
                     column: parentColumn.map { E.columnNaming.column(for: $0) } ?? Self.singular(E.table) + "_id",
                     table: E.table, key: key[0], type: Self.catalogType(sourceSchema, key[0]) ?? Self.sqlType(of: row.values[keyIndex]))
@@ -133,7 +156,10 @@ extension MigrationDrafter {
                     column: childColumn.map { E.columnNaming.column(for: $0) } ?? Self.singular(info.target.table) + "_id",
                     table: info.target.table, key: targetKey[0], type: Self.catalogType(targetSchema, targetKey[0]))
                 guard parent.column != child.column else {
-                    up.append(Self.review("relationship \(info.qualifiedName): both columns of join table \(table) would be named \(parent.column); name them with parentColumn: and childColumn:"))
+                    up.append(
+                        Self.review(
+                            "relationship \(info.qualifiedName): both columns of join table \(table) would be named \(parent.column); name them with parentColumn: and childColumn:"
+                        ))
                     continue
                 }
                 joinTables.append(JoinTable(table: table, relationship: info.qualifiedName, parent: parent, child: child))

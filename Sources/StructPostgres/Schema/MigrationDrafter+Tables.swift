@@ -2,11 +2,13 @@ extension MigrationDrafter {
     /// `CREATE TABLE` with every column the entity writes, its unique key as the primary key (a `UNIQUE` constraint
     /// when a key property is optional, so that the draft's own verify agrees), and the foreign keys of its to-one
     /// relationships, placed by ``draft``.
-    static func createTable<E: EntityProtocol>(_ type: E.Type, row: RowEncoder.Row, optional: Set<String>, foreignKeys: [ToOne]) -> NewTable {
+    static func createTable<E: EntityProtocol>(_ type: E.Type, row: RowEncoder.Row, optional: Set<String>, foreignKeys: [ToOne]) -> NewTable
+    {
         let key = E.uniqueKey.map { E.columnNaming.column(for: $0) }
         var notes: [String] = []
         if let problem = identifierProblem(E.table) { notes.append(review("table of \(E.self): \(problem)")) }
-        let optionalKey = key.contains { column in row.columns.firstIndex(of: column).map { optional.contains(row.properties[$0]) } ?? false }
+        let optionalKey = key.contains { column in row.columns.firstIndex(of: column).map { optional.contains(row.properties[$0]) } ?? false
+        }
         var columns: [NewTable.Column] = []
         for index in row.columns.indices {
             let (column, property) = (row.columns[index], row.properties[index])
@@ -27,8 +29,11 @@ extension MigrationDrafter {
         }
         var toOnes = foreignKeys.map(\.key)
         for relationship in E.relationships {
-            guard case .toOne = relationship.info.kind, !foreignKeys.contains(where: { $0.name == relationship.info.name }) else { continue }
-            notes.append(review("relationship '\(relationship.info.name)' of \(E.self): no column found for its foreign key; name it with column:"))
+            guard case .toOne = relationship.info.kind, !foreignKeys.contains(where: { $0.name == relationship.info.name }) else {
+                continue
+            }
+            notes.append(
+                review("relationship '\(relationship.info.name)' of \(E.self): no column found for its foreign key; name it with column:"))
         }
         toOnes.removeAll { key in !columns.contains { $0.name == key.column } }
         return NewTable(table: E.table, columns: columns, key: key, keyIsPrimary: !optionalKey, foreignKeys: toOnes, notes: notes)
@@ -37,14 +42,17 @@ extension MigrationDrafter {
     /// The table's `CREATE TABLE`, with the foreign keys whose referenced table exists by then (`references`).
     func createStatement(_ new: NewTable, inline: [ForeignKey]) -> String {
         var lines = new.columns.map { column in
-            "    \(Self.quote(column.name)) \(column.type)\(column.notNull ? " NOT NULL" : "")" + (column.defaultValue.map { " DEFAULT \($0)" } ?? "")
+            "    \(Self.quote(column.name)) \(column.type)\(column.notNull ? " NOT NULL" : "")"
+                + (column.defaultValue.map { " DEFAULT \($0)" } ?? "")
         }
         let key = new.key.filter { name in new.columns.contains { $0.name == name } }
         if !key.isEmpty {
             lines.append("    \(new.keyIsPrimary ? "PRIMARY KEY" : "UNIQUE") (\(key.map(Self.quote).joined(separator: ", ")))")
         }
         for foreignKey in inline {
-            lines.append("    FOREIGN KEY (\(Self.quote(foreignKey.column))) REFERENCES \(Self.quoteQualified(foreignKey.referenced)) (\(foreignKey.referencedKey.map(Self.quote).joined(separator: ", ")))")
+            lines.append(
+                "    FOREIGN KEY (\(Self.quote(foreignKey.column))) REFERENCES \(Self.quoteQualified(foreignKey.referenced)) (\(foreignKey.referencedKey.map(Self.quote).joined(separator: ", ")))"
+            )
         }
         let create = "CREATE TABLE \(Self.quoteQualified(new.table)) (\n" + lines.joined(separator: ",\n") + "\n);"
         return (new.notes + [create]).joined(separator: "\n")
@@ -67,7 +75,11 @@ extension MigrationDrafter {
     ) -> [String] {
         let column = quote(state.column)
         guard state.isInteger else {
-            return [review("\(E.self).\(state.property ?? state.column) is the version, but column \(state.column) does not hold whole numbers: convert it to \(versionType) by hand")]
+            return [
+                review(
+                    "\(E.self).\(state.property ?? state.column) is the version, but column \(state.column) does not hold whole numbers: convert it to \(versionType) by hand"
+                )
+            ]
         }
         var lines: [String] = []
         if !state.hasDefaultOne { lines.append("ALTER TABLE \(table) ALTER COLUMN \(column) SET DEFAULT 1;") }
@@ -105,7 +117,10 @@ extension MigrationDrafter {
     /// The type of column `index` of `row`, and a review note when it had to be guessed.
     static func sqlType(_ row: RowEncoder.Row, _ index: Int) -> (type: String, note: String?) {
         if let type = sqlType(of: row.values[index]) { return (type, nil) }
-        return ("text", "the type of \(row.properties[index]) is unknown (its stand-in value was nil): column \(row.columns[index]) is drafted as text")
+        return (
+            "text",
+            "the type of \(row.properties[index]) is unknown (its stand-in value was nil): column \(row.columns[index]) is drafted as text"
+        )
     }
 
     /// A `-- review:` line: one line, whatever `text` holds.

@@ -84,7 +84,8 @@ struct MigrationDrafter {
         do throws(SchemaComparison<E>.Uninspectable) {
             (row, optional) = try comparison.probe()
         } catch {
-            throw StructPostgresError(.schemaMismatch, SchemaReport(mismatches: [error.mismatch]).description, entity: "\(E.self)", table: E.table)
+            throw StructPostgresError(
+                .schemaMismatch, SchemaReport(mismatches: [error.mismatch]).description, entity: "\(E.self)", table: E.table)
         }
         let mismatches = try await comparison.mismatches(session)
         let schema = try? await session.schema(of: E.table, entity: "\(E.self)")
@@ -97,7 +98,8 @@ struct MigrationDrafter {
         }
         guard !mismatches.isEmpty else { return }
         let table = Self.quoteQualified(E.table)
-        let hasRows = try await session.run(Statement(sql: "SELECT EXISTS (SELECT 1 FROM \(schema.quotedTable))")).first?.decode(Bool.self) ?? false
+        let hasRows =
+            try await session.run(Statement(sql: "SELECT EXISTS (SELECT 1 FROM \(schema.quotedTable))")).first?.decode(Bool.self) ?? false
         for mismatch in mismatches {
             switch mismatch.kind {
             case .missingColumn:
@@ -111,7 +113,8 @@ struct MigrationDrafter {
                     // The default fills the rows already there: they start at version 1.
                     up.append("ALTER TABLE \(table) ADD COLUMN \(Self.quote(column)) \(Self.versionType);")
                     existing[E.table, default: []].insert(column)
-                    down.append(Self.review("ALTER TABLE \(table) DROP COLUMN \(Self.quote(column)); (writes of \(E.self) stop being conditional)"))
+                    down.append(
+                        Self.review("ALTER TABLE \(table) DROP COLUMN \(Self.quote(column)); (writes of \(E.self) stop being conditional)"))
                     continue
                 }
                 let required = !optional.contains(property)
@@ -120,19 +123,25 @@ struct MigrationDrafter {
                 up.append("ALTER TABLE \(table) ADD COLUMN \(Self.quote(column)) \(type)\(required && !hasRows ? " NOT NULL" : "");")
                 existing[E.table, default: []].insert(column)
                 if required && hasRows {
-                    up.append(Self.review("\(E.table).\(column) is NULL in the rows already there; fill it in, then SET NOT NULL (\(E.self).\(property) is not optional)"))
+                    up.append(
+                        Self.review(
+                            "\(E.table).\(column) is NULL in the rows already there; fill it in, then SET NOT NULL (\(E.self).\(property) is not optional)"
+                        ))
                 }
                 down.append(Self.review("ALTER TABLE \(table) DROP COLUMN \(Self.quote(column)); (loses its values)"))
             case .uniqueKeyWithoutIndex:
                 guard let columns = mismatch.column?.components(separatedBy: ", ") else { continue }
                 let name = Self.quote(Self.bareName(E.table) + "_" + columns.joined(separator: "_") + "_key")
-                concurrentUp.append("CREATE UNIQUE INDEX CONCURRENTLY \(name) ON \(table) (\(columns.map(Self.quote).joined(separator: ", ")));")
+                concurrentUp.append(
+                    "CREATE UNIQUE INDEX CONCURRENTLY \(name) ON \(table) (\(columns.map(Self.quote).joined(separator: ", ")));")
                 concurrentDown.append(Self.review("DROP INDEX CONCURRENTLY \(name); (upserts of \(E.self) need it)"))
             case .missingForeignKey where E.relationships.contains { $0.info.name == mismatch.property && $0.info.kind.isToMany }:
                 continue  // drafted by addLinks
             case .missingForeignKey where toOnes.contains { $0.name == mismatch.property }:
                 continue  // drafted by addToOnes
-            case .nonOptionalOnNullableColumn where mismatch.column == (try? EntityDescription.resolve(E.versionKey ?? "", schema: schema, naming: E.columnNaming, entity: "\(E.self)")):
+            case .nonOptionalOnNullableColumn
+            where mismatch.column
+                == (try? EntityDescription.resolve(E.versionKey ?? "", schema: schema, naming: E.columnNaming, entity: "\(E.self)")):
                 continue  // drafted with the version column's other needs
             case .versionColumn:
                 guard let state = try await comparison.versionColumnState(schema, session, row: row) else {

@@ -15,8 +15,9 @@ extension SchemaComparison {
     /// is missing (reported as a missing column) or unknown (reported by ``versionMismatches(_:_:row:)``).
     func versionColumnState(_ schema: TableSchema, _ session: DatabaseSession, row: RowEncoder.Row) async throws -> VersionColumnState? {
         guard let key = E.versionKey,
-              let column = try? EntityDescription.resolve(key, schema: schema, naming: E.columnNaming, entity: entity),
-              let info = schema.columns[column] else { return nil }
+            let column = try? EntityDescription.resolve(key, schema: schema, naming: E.columnNaming, entity: entity),
+            let info = schema.columns[column]
+        else { return nil }
         var statement = Statement(sql: "")
         let table = statement.bind(.int8(schema.oid))
         let name = statement.bind(.text(column))
@@ -42,13 +43,19 @@ extension SchemaComparison {
         guard let key = E.versionKey else { return [] }
         let encoded = row.properties.contains(key) || row.columns.contains(key) || row.columns.contains(E.columnNaming.column(for: key))
         guard encoded else {
-            return [mismatch(
-                .versionColumn, property: key,
-                "versionKey '\(key)' names no property \(entity) encodes (properties: \(row.properties.joined(separator: ", "))); name its integer version property")]
+            return [
+                mismatch(
+                    .versionColumn, property: key,
+                    "versionKey '\(key)' names no property \(entity) encodes (properties: \(row.properties.joined(separator: ", "))); name its integer version property"
+                )
+            ]
         }
         guard let state = try await versionColumnState(schema, session, row: row), !state.missing.isEmpty else { return [] }
-        return [mismatch(
-            .versionColumn, property: state.property, column: state.column,
-            "column '\(state.column)' is the version of \(entity) but is not \(state.missing.joined(separator: ", ")): declare it integer NOT NULL DEFAULT 1, which conditional writes need")]
+        return [
+            mismatch(
+                .versionColumn, property: state.property, column: state.column,
+                "column '\(state.column)' is the version of \(entity) but is not \(state.missing.joined(separator: ", ")): declare it integer NOT NULL DEFAULT 1, which conditional writes need"
+            )
+        ]
     }
 }

@@ -22,6 +22,7 @@ extension PostgresAccess {
         after cursor: PageCursor? = nil, includingTotal: Bool = false, loading: Loading = .default
     ) async throws -> Page<Model> {
         try await operationPath.fetchPage(
-            type, PageRequest(filter: filter?.filter, sort: sort, size: pageSize, after: cursor, includingTotal: includingTotal), loading: loading)
+            type, PageRequest(filter: filter?.filter, sort: sort, size: pageSize, after: cursor, includingTotal: includingTotal),
+            loading: loading)
     }
 }

@@ -37,7 +37,8 @@ extension PostgresAccess {
     public func fetch<Model: EntityConvertible>(
         _ type: Model.Type, where filter: EntityFilter<Model.Entity>?, sortedBy sort: [SortKey], limit: Int?, offset: Int?, loading: Loading
     ) async throws -> [Model] {
-        try await operationPath.fetch(type, FetchRequest(filter: filter?.filter, sort: sort, limit: limit, offset: offset), loading: loading)
+        try await operationPath.fetch(
+            type, FetchRequest(filter: filter?.filter, sort: sort, limit: limit, offset: offset), loading: loading)
     }
 
     /// Counts the rows matching `filter` on a pooled connection (the service) or in the transaction.

@@ -9,7 +9,8 @@ extension PostgresService {
         loading: Loading = .default
     ) -> ModelObservation<Model> {
         ModelObservation(
-            path: path.onPrimaryOnly(), registry: observations, request: FetchRequest(filter: filter?.filter, sort: sort, limit: limit), loading: loading)
+            path: path.onPrimaryOnly(), registry: observations, request: FetchRequest(filter: filter?.filter, sort: sort, limit: limit),
+            loading: loading)
     }
 
     /// Every change announced for `tables` (names as in ``EntityProtocol/table``), as it arrives.

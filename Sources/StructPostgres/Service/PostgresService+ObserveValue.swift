@@ -19,7 +19,8 @@ extension PostgresService {
         let access = primary
         let tables = models.map { $0.tableName }
         return ValueObservation(
-            path: access.path, tables: tables, entity: models.map { "\($0)" }.joined(separator: ", ")) { try await read(access) }
+            path: access.path, tables: tables, entity: models.map { "\($0)" }.joined(separator: ", ")
+        ) { try await read(access) }
     }
 }
 

@@ -27,7 +27,8 @@ extension DatabaseSession {
         let result: PostgresQueryResult
         let start = ContinuousClock.now
         if Task.isCancelled {
-            throw StructPostgresError(.queryCancelled, "the task was cancelled before COMMIT; the transaction was rolled back", sql: "COMMIT")
+            throw StructPostgresError(
+                .queryCancelled, "the task was cancelled before COMMIT; the transaction was rolled back", sql: "COMMIT")
         }
         context.logger.debug("query", metadata: ["sql": "COMMIT", "binds": "0"])
         do {
@@ -42,7 +43,8 @@ extension DatabaseSession {
                 // The transaction's statements before it ran: the call does not run again (no ``StatementDelivery``).
                 failure.message = "the connection closed before COMMIT was sent: the transaction was rolled back (\(failure.message))"
             } else if failure.code == .connectionLost {
-                failure.message = "the connection was lost while COMMIT was in flight, so whether the transaction was committed is unknown; check before running it again (\(failure.message))"
+                failure.message =
+                    "the connection was lost while COMMIT was in flight, so whether the transaction was committed is unknown; check before running it again (\(failure.message))"
             }
             throw failure
         }

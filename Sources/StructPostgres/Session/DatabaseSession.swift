@@ -6,7 +6,6 @@ private final class CellCollector: @unchecked Sendable {
     var cells = ResultCells()
 }
 
-
 /// The session layer: runs statements on one connection (the pool's, for a single call, or a transaction's),
 /// prepares them once per connection, stops them when the task is cancelled, and maps errors.
 struct DatabaseSession: Sendable {
@@ -24,7 +23,9 @@ struct DatabaseSession: Sendable {
     func run(_ statement: Statement) async throws -> [PostgresRow] {
         try await send(statement) { name in
             guard let name else {
-                return try await connection.query(PostgresQuery(unsafeSQL: statement.sql, binds: statement.bindings), logger: context.logger).get().rows
+                return try await connection.query(
+                    PostgresQuery(unsafeSQL: statement.sql, binds: statement.bindings), logger: context.logger
+                ).get().rows
             }
             var collected: [PostgresRow] = []
             for try await row in try await NamedStatement.execute(statement, named: name, on: connection, logger: context.logger) {
@@ -46,7 +47,10 @@ struct DatabaseSession: Sendable {
     /// row over to this task.
     func runCells(_ statement: Statement) async throws -> ResultCells {
         try await send(statement) { name in
-            if let name { return try await ResultCells(try await NamedStatement.execute(statement, named: name, on: connection, logger: context.logger)) }
+            if let name {
+                return try await ResultCells(
+                    try await NamedStatement.execute(statement, named: name, on: connection, logger: context.logger))
+            }
             return try await collectCells(PostgresQuery(unsafeSQL: statement.sql, binds: statement.bindings)).get()
         }
     }
@@ -92,7 +96,8 @@ struct DatabaseSession: Sendable {
             } catch {
                 var failure = StructPostgresError.from(error, sql: statement.sql)
                 failure.delivery = StatementDelivery(
-                    written: !(failure.underlying is ConnectionClosedBeforeWriting), endedUnread: false, first: first, cancelled: Task.isCancelled)
+                    written: !(failure.underlying is ConnectionClosedBeforeWriting), endedUnread: false, first: first,
+                    cancelled: Task.isCancelled)
                 throw failure
             }
         }
@@ -106,17 +111,22 @@ struct DatabaseSession: Sendable {
             context.logger.debug("query", metadata: metadata)
         }
         let start = context.queryObserver == nil ? nil : ContinuousClock.now
-        let prepares = prepared && namesStatements && context.preparesStatements && !statement.types.isEmpty && !statement.plannedPerExecution
+        let prepares =
+            prepared && namesStatements && context.preparesStatements && !statement.types.isEmpty && !statement.plannedPerExecution
         let key = prepares ? statement.preparedKey ?? PreparedStatementRegistry.Key(sql: statement.sql, types: statement.types) : nil
         let name = key.flatMap { context.preparedStatements.name(for: $0) }
         do {
             let result: T
             if statement.runsWhenCancelled {
-                result = try await connection.sendingOnEventLoop(sql: statement.sql) { try await performToTheEnd(statement.sql) { try await perform(name) } }
+                result = try await connection.sendingOnEventLoop(sql: statement.sql) {
+                    try await performToTheEnd(statement.sql) { try await perform(name) }
+                }
             } else {
                 result = try await context.telemetry.measureStatement(statement.sql) {
                     try await canceller.cancellable(on: connection, sql: statement.sql) {
-                        try await connection.sendingOnEventLoop(sql: statement.sql) { try await performToTheEnd(statement.sql) { try await perform(name) } }
+                        try await connection.sendingOnEventLoop(sql: statement.sql) {
+                            try await performToTheEnd(statement.sql) { try await perform(name) }
+                        }
                     }
                 }
             }
@@ -130,11 +140,13 @@ struct DatabaseSession: Sendable {
             if name != nil, let sqlState, sqlState == "42P05" || sqlState == "26000" {
                 throw preparedStatementRefused(sqlState, sql: statement.sql)
             }
-            var mapped = Task.isCancelled && !statement.runsWhenCancelled
+            var mapped =
+                Task.isCancelled && !statement.runsWhenCancelled
                 ? Self.cancelled(error, sql: statement.sql)
                 : StructPostgresError.from(error, sql: statement.sql, revealValues: logBoundValues)
             mapped.delivery = StatementDelivery(
-                written: !(mapped.underlying is ConnectionClosedBeforeWriting), endedUnread: endedUnread, first: first, cancelled: Task.isCancelled)
+                written: !(mapped.underlying is ConnectionClosedBeforeWriting), endedUnread: endedUnread, first: first,
+                cancelled: Task.isCancelled)
             context.logger.debug("query failed", metadata: ["error": "\(mapped)"])
             throw mapped
         }
@@ -183,7 +195,8 @@ struct DatabaseSession: Sendable {
         let severity = fields[UInt8(ascii: "V")] ?? fields[UInt8(ascii: "S")] ?? "ERROR"
         let state = fields[UInt8(ascii: "C")] ?? ""
         guard severity == "ERROR", !state.hasPrefix("08"), !state.hasPrefix("57"),
-              var error = ServerFields(codes: fields).error(sql: sql, revealValues: revealValues) else {
+            var error = ServerFields(codes: fields).error(sql: sql, revealValues: revealValues)
+        else {
             return lostBeforeTheEnd(sql: sql)
         }
         error.message += " (raised when the statement's transaction committed: nothing was stored)"
@@ -249,9 +262,10 @@ struct DatabaseSession: Sendable {
 
     func observe(_ statement: Statement, since start: ContinuousClock.Instant?, failed: Bool) {
         guard let start, let observer = context.queryObserver else { return }
-        observer(QueryEvent(
-            sql: statement.sql, parameterCount: statement.bindings.count,
-            duration: ContinuousClock.now - start, failed: failed))
+        observer(
+            QueryEvent(
+                sql: statement.sql, parameterCount: statement.bindings.count,
+                duration: ContinuousClock.now - start, failed: failed))
     }
 }
 

@@ -96,7 +96,8 @@ struct SQLScript {
                     append(chars[i]); i += 1
                 } while depth > 0 && i < chars.count
             case "'", "\"":
-                let escapes = c == "'" && i > 0 && (chars[i - 1] == "E" || chars[i - 1] == "e")
+                let escapes =
+                    c == "'" && i > 0 && (chars[i - 1] == "E" || chars[i - 1] == "e")
                     && (i < 2 || !isWordCharacter(chars[i - 2]))
                 append(c); i += 1
                 while i < chars.count {
@@ -125,7 +126,9 @@ struct SQLScript {
                     if i == 0 || !isWordCharacter(chars[i - 1]) {
                         var number = 0
                         var next = i + 1
-                        while next < chars.count, let digit = chars[next].properties.numericType == .decimal ? Int(String(chars[next])) : nil {
+                        while next < chars.count,
+                            let digit = chars[next].properties.numericType == .decimal ? Int(String(chars[next])) : nil
+                        {
                             number = number * 10 + digit
                             next += 1
                         }

@@ -38,7 +38,9 @@ struct BatchColumns: Sendable {
     ///
     /// Three stages: encoding (``BatchEncoder``), the unique key (nil parts refused, duplicates merged), and the
     /// checks of each column against the table.
-    init<E: EntityProtocol>(_ entities: ArraySlice<E>, description: EntityDescription, keysOnly: Bool = false, withVersion: Bool = false) throws {
+    init<E: EntityProtocol>(_ entities: ArraySlice<E>, description: EntityDescription, keysOnly: Bool = false, withVersion: Bool = false)
+        throws
+    {
         let only = Self.onlyColumns(description, keysOnly: keysOnly, withVersion: withVersion)
         var encoded = try BatchEncoder(description: description, only: only).encode(entities)
         let (keyIndexes, merged) = try Self.keyed(&encoded, rowCount: entities.count, description: description, keysOnly: keysOnly)
@@ -61,7 +63,8 @@ struct BatchColumns: Sendable {
         let (keyIndexes, merged) = try Self.keyed(&encoded, rowCount: entities.count, description: description, keysOnly: keysOnly)
         let checks = try Self.columnChecks(encoded, keyIndexes: keyIndexes, description: description, only: only)
         let rowCount = entities.count - merged
-        let columns = rowCount >= ParallelRows.minimum
+        let columns =
+            rowCount >= ParallelRows.minimum
             ? try await ParallelRows.map(checks.count, checks.check) : try (0..<checks.count).map(checks.check)
         self.init(rowCount: rowCount, merged: merged, columns: columns)
     }
@@ -87,7 +90,8 @@ struct BatchColumns: Sendable {
         let keyIndexes = try Self.keyIndexes(encoded, description)
         let nullsMatch = description.schema.nullsMatch(in: description.keyColumns)
         if !nullsMatch { try Self.refuseNilKeys(encoded, keyIndexes: keyIndexes, description: description) }
-        let merged = rowCount == 1 || keysOnly
+        let merged =
+            rowCount == 1 || keysOnly
             ? 0 : Self.mergeDuplicates(&encoded.columns, rowCount: rowCount, keyIndexes: keyIndexes, nullsMatch: nullsMatch)
         return (keyIndexes, merged)
     }
@@ -111,7 +115,8 @@ struct BatchColumns: Sendable {
             }
             if kept.contains(where: { $0.name == name }) {
                 throw StructPostgresError(
-                    .undefinedColumn, "two properties map to column '\(name)'", entity: entity, table: table, column: name, property: property)
+                    .undefinedColumn, "two properties map to column '\(name)'", entity: entity, table: table, column: name,
+                    property: property)
             }
             if !keysOnly {
                 try ValueChecker(entity: entity, table: table, column: info, property: property, rowKey: { _ in "" }).checkWritable()
@@ -119,13 +124,18 @@ struct BatchColumns: Sendable {
             kept.append((name, property, info, encoded.columns[position]))
         }
         let (names, values) = (encoded.names, encoded.columns)
-        let rowKey: @Sendable (Int) -> String = { row in keyIndexes.map { "\(names[$0])=\(values[$0][row].keyDescription)" }.joined(separator: ", ") }
+        let rowKey: @Sendable (Int) -> String = { row in
+            keyIndexes.map { "\(names[$0])=\(values[$0][row].keyDescription)" }.joined(separator: ", ")
+        }
         let columns = kept
-        return (columns.count, { index in
-            let (name, property, info, values) = columns[index]
-            let wire = try ValueChecker(entity: entity, table: table, column: info, property: property, rowKey: rowKey).check(values)
-            return Column(name: name, property: property, info: info, wire: wire, values: values)
-        })
+        return (
+            columns.count,
+            { index in
+                let (name, property, info, values) = columns[index]
+                let wire = try ValueChecker(entity: entity, table: table, column: info, property: property, rowKey: rowKey).check(values)
+                return Column(name: name, property: property, info: info, wire: wire, values: values)
+            }
+        )
     }
 
     /// The positions of the unique key's columns among the encoded ones.
@@ -147,7 +157,9 @@ struct BatchColumns: Sendable {
         for index in keyIndexes {
             guard let row = columns[index].firstIndex(where: \.isNull) else { continue }
             let key = keyIndexes.map { "\(names[$0])=\(columns[$0][row].keyDescription)" }.joined(separator: ", ")
-            let whole = keyIndexes.count == 1 ? "the unique key" : "part of the unique key (\(keyIndexes.map { names[$0] }.joined(separator: ", ")))"
+            let whole =
+                keyIndexes.count == 1
+                ? "the unique key" : "part of the unique key (\(keyIndexes.map { names[$0] }.joined(separator: ", ")))"
             throw StructPostgresError(
                 .invalidValue,
                 "\(description.entity).\(properties[index]) is nil, and it is \(whole): PostgreSQL never matches NULL in ON CONFLICT, so every write would insert the record again. Give it a value, or declare the unique index NULLS NOT DISTINCT (PostgreSQL 15 and later) to make nil match nil",
@@ -241,7 +253,9 @@ private struct UUIDKey: Hashable {
         keys.reserveCapacity(values.count)
         for value in values {
             guard case .uuid(let uuid) = value else { return nil }
-            let (high, low) = withUnsafeBytes(of: uuid.uuid) { ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
+            let (high, low) = withUnsafeBytes(of: uuid.uuid) {
+                ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            }
             keys.append(UUIDKey(high: high, low: low))
         }
         return keys

@@ -87,7 +87,9 @@ struct BatchEncoder {
     ) throws {
         for index in rows {
             // A slice encoded ahead in a task is abandoned (cancelled) when the write before it fails.
-            if (index - entities.startIndex) & 1023 == 1023, Task.isCancelled { throw StructPostgresError.from(CancellationError(), sql: nil) }
+            if (index - entities.startIndex) & 1023 == 1023, Task.isCancelled {
+                throw StructPostgresError.from(CancellationError(), sql: nil)
+            }
             _ = try append(entities, index, to: collector, shape)
         }
     }

@@ -79,7 +79,8 @@ extension EntityWriter {
         let matches = zip(names, keyColumns).map { name, column in
             "\(table).\(name) \(nilKeys ? "IS NOT DISTINCT FROM" : "=") k.\(name)" + (column.needsCast ? "::\(column.info.castName)" : "")
         }
-        statement.sql = "DELETE FROM \(table) USING unnest(\(parameters.joined(separator: ", "))) WITH ORDINALITY AS k(\(names.joined(separator: ", ")), structpg_place) WHERE \(matches.joined(separator: " AND ")) RETURNING k.structpg_place"
+        statement.sql =
+            "DELETE FROM \(table) USING unnest(\(parameters.joined(separator: ", "))) WITH ORDINALITY AS k(\(names.joined(separator: ", ")), structpg_place) WHERE \(matches.joined(separator: " AND ")) RETURNING k.structpg_place"
         var deleted = Array(repeating: 0, count: entities.count)
         for row in try await session.tagged(description, { try await session.run(statement) }) {
             let place = Int(try row.decode(Int64.self)) - 1

@@ -23,7 +23,8 @@ extension EntityWriter {
         }
     }
 
-    private func prepareEach<E: EntityProtocol>(_ entities: ArraySlice<E>, _ description: EntityDescription) async throws -> PreparedUpsert {
+    private func prepareEach<E: EntityProtocol>(_ entities: ArraySlice<E>, _ description: EntityDescription) async throws -> PreparedUpsert
+    {
         try await PreparedUpsert(entities, description: description, options: options, cache: cache, inParallel: false, reportsRows: true)
     }
 

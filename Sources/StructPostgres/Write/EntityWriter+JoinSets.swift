@@ -24,7 +24,8 @@ extension EntityWriter {
         for owner in owners {
             for child in sets[owner]! {
                 guard child != .null else {
-                    throw setError(relationship, "a child in the set of \(join.sourceKey)=\(owner.keyDescription) has NULL '\(join.targetKey)'", join)
+                    throw setError(
+                        relationship, "a child in the set of \(join.sourceKey)=\(owner.keyDescription) has NULL '\(join.targetKey)'", join)
                 }
                 parents.append(owner)
                 children.append(child)
@@ -37,7 +38,8 @@ extension EntityWriter {
         } catch var error as StructPostgresError {
             error.relationship = relationship.qualifiedName
             if error.code == .foreignKeyViolation, let key = error.foreignKey {
-                error.message = "relationship \(relationship.qualifiedName): \(key) of a link in join table '\(join.table)' is neither in this batch nor in the database; nothing was written"
+                error.message =
+                    "relationship \(relationship.qualifiedName): \(key) of a link in join table '\(join.table)' is neither in this batch nor in the database; nothing was written"
             } else {
                 error.message = "relationship \(relationship.qualifiedName) (join table '\(join.table)'): " + error.message
             }

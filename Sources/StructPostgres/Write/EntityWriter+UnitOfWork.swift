@@ -55,7 +55,8 @@ extension EntityWriter {
         var ordered: [any RegisteredTable] = []
         while !remaining.isEmpty {
             let waiting = Set(remaining.map { schemas[$0].oid })
-            let next = remaining.first { schemas[$0].referencedTables.isDisjoint(with: waiting.subtracting([schemas[$0].oid])) }
+            let next =
+                remaining.first { schemas[$0].referencedTables.isDisjoint(with: waiting.subtracting([schemas[$0].oid])) }
                 ?? remaining[0]
             ordered.append(tables[next])
             remaining.removeAll { $0 == next }
@@ -99,7 +100,8 @@ extension EntityWriter {
             explain: { index, error in
                 var error = error
                 let range = slices[index]
-                error.message += " (in models \(range.lowerBound)..<\(range.upperBound) of the batch; an index above counts from \(range.lowerBound))"
+                error.message +=
+                    " (in models \(range.lowerBound)..<\(range.upperBound) of the batch; an index above counts from \(range.lowerBound))"
                 return error
             })
         if !conflicts.isEmpty { throw StructPostgresError.versionConflict(conflicts) }

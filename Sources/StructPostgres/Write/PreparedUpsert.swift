@@ -28,7 +28,8 @@ struct PreparedUpsert: Sendable {
             columns: batch.columns.map { .init(name: $0.name, wire: $0.arrayType, needsCast: $0.needsCast) },
             conflict: options.conflict, singleRow: batch.rowCount == 1, reportsRows: reportsRows)
         shape.mergePolicy = planKey.mergePolicy
-        let versioned = description.versionColumn == nil ? nil : try VersionedRows(E.self, batch: batch, description: description, options: options)
+        let versioned =
+            description.versionColumn == nil ? nil : try VersionedRows(E.self, batch: batch, description: description, options: options)
         let sql = try cache.text(shape, schema: description.schema) {
             if versioned != nil { return try VersionedUpsertSQL.text(batch, description: description, options: options) }
             return try UpsertSQL.text(batch, description: description, options: options, reportsRows: reportsRows)

@@ -20,7 +20,9 @@ final class SingleRowUpsertPlan: Sendable {
 
         /// The key of `E`'s upserts under `options`.
         init<E: EntityProtocol>(_ type: E.Type, _ options: UpsertOptions) {
-            self.init(entity: ObjectIdentifier(E.self), conflict: options.conflict, mergePolicy: E.versionKey == nil ? nil : options.mergePolicy ?? .error)
+            self.init(
+                entity: ObjectIdentifier(E.self), conflict: options.conflict,
+                mergePolicy: E.versionKey == nil ? nil : options.mergePolicy ?? .error)
         }
     }
 
@@ -85,12 +87,14 @@ final class SingleRowUpsertPlan: Sendable {
                 bindings.appendNull()
             } else {
                 guard value.wireType == column.wire, value.isArray == column.isArray,
-                      (try? column.checker.check(value, row: 0)) != nil
+                    (try? column.checker.check(value, row: 0)) != nil
                 else { return nil }
                 bindings.append(BinaryColumnValue(value: value))
             }
         }
-        assert(zip(values, types).allSatisfy { $0.isNull || BinaryColumnValue(value: $0).psqlType == $1 }, "a value bound with another type than the plan's")
+        assert(
+            zip(values, types).allSatisfy { $0.isNull || BinaryColumnValue(value: $0).psqlType == $1 },
+            "a value bound with another type than the plan's")
         let statement = Statement(sql: sql, bindings: bindings, types: types, values: values, preparedKey: preparedKey)
         var versioned: VersionedRows?
         if let (keys, version) = versionPlaces {

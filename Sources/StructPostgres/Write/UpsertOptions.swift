@@ -102,11 +102,12 @@ public struct UpsertResult: Sendable, Equatable {
     }
 
     static func + (lhs: Self, rhs: Self) -> Self {
-        Self(inserted: lhs.inserted + rhs.inserted, updated: lhs.updated + rhs.updated, unchanged: lhs.unchanged + rhs.unchanged,
-             skipped: lhs.skipped + rhs.skipped, merged: lhs.merged + rhs.merged,
-             linked: lhs.linked + rhs.linked, unlinked: lhs.unlinked + rhs.unlinked,
-             orphansDeleted: lhs.orphansDeleted + rhs.orphansDeleted, conflicts: lhs.conflicts + rhs.conflicts,
-             versions: lhs.versions + rhs.versions)
+        Self(
+            inserted: lhs.inserted + rhs.inserted, updated: lhs.updated + rhs.updated, unchanged: lhs.unchanged + rhs.unchanged,
+            skipped: lhs.skipped + rhs.skipped, merged: lhs.merged + rhs.merged,
+            linked: lhs.linked + rhs.linked, unlinked: lhs.unlinked + rhs.unlinked,
+            orphansDeleted: lhs.orphansDeleted + rhs.orphansDeleted, conflicts: lhs.conflicts + rhs.conflicts,
+            versions: lhs.versions + rhs.versions)
     }
 
     private init(

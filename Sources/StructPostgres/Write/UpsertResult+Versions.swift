@@ -30,8 +30,10 @@ extension UpsertResult {
             throw StructPostgresError.versionConflict([conflict], verb: "written to it")
         case .unknown?, nil:
             let name = "\(Model.Entity.self)"
-            let reason = Model.Entity.versionKey == nil
-                ? "\(name) has no versionKey" : "the call that returned this result wrote no \(name) with that key (or left it alone: insertIfAbsent)"
+            let reason =
+                Model.Entity.versionKey == nil
+                ? "\(name) has no versionKey"
+                : "the call that returned this result wrote no \(name) with that key (or left it alone: insertIfAbsent)"
             throw StructPostgresError(.invalidValue, "no version to tell: \(reason)", entity: name, table: Model.Entity.table)
         }
     }

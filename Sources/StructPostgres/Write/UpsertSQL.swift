@@ -5,7 +5,9 @@ enum UpsertSQL {
     /// `reportsRows`: instead of counts, the place in the batch (from 1) of each row written and whether it was
     /// inserted. Either way the rows are written in key order, so that concurrent batches over the same rows lock them
     /// in the same order and wait for each other instead of deadlocking.
-    static func text(_ batch: BatchColumns, description: EntityDescription, options: UpsertOptions, reportsRows: Bool = false) throws -> String {
+    static func text(_ batch: BatchColumns, description: EntityDescription, options: UpsertOptions, reportsRows: Bool = false) throws
+        -> String
+    {
         let schema = description.schema
         let keys = description.keyColumns
         try requireUniqueIndex(description)
@@ -83,7 +85,8 @@ enum UpsertSQL {
     static func chosenColumns(_ chosen: [String], _ batch: BatchColumns, _ description: EntityDescription) throws -> [String] {
         guard !chosen.isEmpty else {
             throw StructPostgresError(
-                .invalidConfiguration, "UpsertOptions.updating names no property to update; use .insertIfAbsent to leave existing rows as they are",
+                .invalidConfiguration,
+                "UpsertOptions.updating names no property to update; use .insertIfAbsent to leave existing rows as they are",
                 entity: description.entity, table: description.schema.table)
         }
         let updated = try chosen.map { try description.column(for: $0) }
@@ -115,8 +118,8 @@ enum UpsertSQL {
     ) -> StructPostgresError {
         let description = prepared.description
         guard error.code == .foreignKeyViolation,
-              let key = description.schema.foreignKeys.first(where: { $0.name == error.constraint }),
-              key.columns.count == 1
+            let key = description.schema.foreignKeys.first(where: { $0.name == error.constraint }),
+            key.columns.count == 1
         else { return error }
         var explained = error
         let column = key.columns[0]

@@ -56,7 +56,9 @@ struct ValueChecker: Sendable {
     private func checkCompatible(_ value: ColumnValue) throws {
         guard !Self.fits(value, column) else { return }
         let swiftSide =
-            if case .array(_, let element?) = value { "arrays of \(element.rawValue)" } else if value.isArray { "arrays" } else { value.wireType?.rawValue ?? "nil" }
+            if case .array(_, let element?) = value { "arrays of \(element.rawValue)" } else if value.isArray { "arrays" } else {
+                value.wireType?.rawValue ?? "nil"
+            }
         throw StructPostgresError(
             .unsupportedType,
             "property '\(property)' holds \(swiftSide) values, which column '\(column.name)' of type \(column.typeName) cannot store and give back",
@@ -75,16 +77,19 @@ struct ValueChecker: Sendable {
         switch value {
         case .text(let text), .jsonb(let text):
             if Self.holdsNul(text) {
-                throw fail(.invalidValue, "a string holds a NUL byte (\\0), which PostgreSQL cannot store", row: row,
-                           sqlState: SQLState.characterNotInRepertoire)
+                throw fail(
+                    .invalidValue, "a string holds a NUL byte (\\0), which PostgreSQL cannot store", row: row,
+                    sqlState: SQLState.characterNotInRepertoire)
             }
             if case .jsonb = value, text.contains("\\u0000") {
-                throw fail(.invalidValue, "JSON holds \\u0000, which jsonb cannot store", row: row,
-                           sqlState: SQLState.untranslatableCharacter)
+                throw fail(
+                    .invalidValue, "JSON holds \\u0000, which jsonb cannot store", row: row,
+                    sqlState: SQLState.untranslatableCharacter)
             }
             if let limit = column.maxLength, text.utf8.count > limit, text.unicodeScalars.count > limit {
-                throw fail(.invalidValue, "a string of \(text.unicodeScalars.count) characters is longer than \(column.typeName)",
-                           row: row, sqlState: SQLState.stringDataRightTruncation)
+                throw fail(
+                    .invalidValue, "a string of \(text.unicodeScalars.count) characters is longer than \(column.typeName)",
+                    row: row, sqlState: SQLState.stringDataRightTruncation)
             }
         case .array(let elements, _):
             let elementColumn = column.element ?? column
@@ -92,13 +97,15 @@ struct ValueChecker: Sendable {
         case .int2, .int4, .int8, .numeric:
             try checkRange(value, row: row, in: column)
         case .float8(let double) where !double.isFinite && column.category == "N" && !column.baseName.hasPrefix("float"):
-            throw fail(.invalidValue, Self.nonFinite(double.isNaN, double.sign, column), row: row, sqlState: SQLState.numericValueOutOfRange)
+            throw fail(
+                .invalidValue, Self.nonFinite(double.isNaN, double.sign, column), row: row, sqlState: SQLState.numericValueOutOfRange)
         case .float4(let float) where !float.isFinite && column.category == "N" && !column.baseName.hasPrefix("float"):
             throw fail(.invalidValue, Self.nonFinite(float.isNaN, float.sign, column), row: row, sqlState: SQLState.numericValueOutOfRange)
         case .float8(let double) where column.baseName == "float4":
             if double.isFinite && abs(double) > Double(Float.greatestFiniteMagnitude) {
-                throw fail(.invalidValue, "a value is out of range for column '\(column.name)' of type real",
-                           row: row, sqlState: SQLState.numericValueOutOfRange)
+                throw fail(
+                    .invalidValue, "a value is out of range for column '\(column.name)' of type real",
+                    row: row, sqlState: SQLState.numericValueOutOfRange)
             }
         case .float8(let double) where column.isInteger:
             try checkWhole(double, row: row, in: column)
@@ -113,12 +120,15 @@ struct ValueChecker: Sendable {
     /// values within the column's range are written.
     private func checkWhole(_ value: Double, row: Int, in column: TableSchema.Column) throws {
         if value.rounded(.towardZero) != value {
-            throw fail(.invalidValue, "a value with a fractional part cannot be stored in column '\(column.name)' of type \(column.typeName), which would round it; round it before writing, or use a double precision or numeric column",
-                       row: row, sqlState: SQLState.numericValueOutOfRange)
+            throw fail(
+                .invalidValue,
+                "a value with a fractional part cannot be stored in column '\(column.name)' of type \(column.typeName), which would round it; round it before writing, or use a double precision or numeric column",
+                row: row, sqlState: SQLState.numericValueOutOfRange)
         }
         if let (low, high) = Self.integerBounds(column), value < Double(low) || value >= Double(high) + 1 {
-            throw fail(.invalidValue, "a value is out of range for column '\(column.name)' of type \(column.typeName)",
-                       row: row, sqlState: SQLState.numericValueOutOfRange)
+            throw fail(
+                .invalidValue, "a value is out of range for column '\(column.name)' of type \(column.typeName)",
+                row: row, sqlState: SQLState.numericValueOutOfRange)
         }
     }
 
@@ -126,7 +136,8 @@ struct ValueChecker: Sendable {
     /// as other numbers (PostgresNIO decodes a numeric NaN as 0), and integer columns cannot hold them at all.
     private static func nonFinite(_ isNaN: Bool, _ sign: FloatingPointSign, _ column: TableSchema.Column) -> String {
         let value = isNaN ? "NaN" : sign == .minus ? "-infinity" : "infinity"
-        return "\(value) cannot be stored in column '\(column.name)' of type \(column.typeName), which would not give it back; use a double precision or real column to keep it"
+        return
+            "\(value) cannot be stored in column '\(column.name)' of type \(column.typeName), which would not give it back; use a double precision or real column to keep it"
     }
 
     private static func holdsNul(_ text: String) -> Bool {
@@ -137,8 +148,9 @@ struct ValueChecker: Sendable {
     private func checkRange(_ value: ColumnValue, row: Int, in column: TableSchema.Column) throws {
         if let integer = value.integer, let (low, high) = Self.integerBounds(column) {
             guard integer < low || integer > high else { return }
-            throw fail(.invalidValue, "a value is out of range for column '\(column.name)' of type \(column.typeName)",
-                       row: row, sqlState: SQLState.numericValueOutOfRange)
+            throw fail(
+                .invalidValue, "a value is out of range for column '\(column.name)' of type \(column.typeName)",
+                row: row, sqlState: SQLState.numericValueOutOfRange)
         }
         let bounds: (min: Decimal, max: Decimal)
         switch column.baseName {
@@ -162,16 +174,19 @@ struct ValueChecker: Sendable {
             default: 0
             }
         if number < bounds.min || number > bounds.max {
-            throw fail(.invalidValue, "a value is out of range for column '\(column.name)' of type \(column.typeName)",
-                       row: row, sqlState: SQLState.numericValueOutOfRange)
+            throw fail(
+                .invalidValue, "a value is out of range for column '\(column.name)' of type \(column.typeName)",
+                row: row, sqlState: SQLState.numericValueOutOfRange)
         }
         // PostgreSQL would round a Decimal to the column's scale: an exact value is kept exactly or refused.
         if case .numeric(var exact) = value, let scale = column.isInteger ? 0 : column.numericPrecision?.scale {
             var rounded = Decimal()
             NSDecimalRound(&rounded, &exact, scale, .plain)
             if rounded != exact {
-                throw fail(.invalidValue, "a value has more decimal places than column '\(column.name)' of type \(column.typeName) keeps (\(scale)), so PostgreSQL would round it; round it before writing",
-                           row: row)
+                throw fail(
+                    .invalidValue,
+                    "a value has more decimal places than column '\(column.name)' of type \(column.typeName) keeps (\(scale)), so PostgreSQL would round it; round it before writing",
+                    row: row)
             }
         }
     }
@@ -193,9 +208,9 @@ struct ValueChecker: Sendable {
     }
 }
 
-private extension ColumnValue {
+extension ColumnValue {
     /// The value of an integer case.
-    var integer: Int64? {
+    fileprivate var integer: Int64? {
         switch self {
         case .int2(let value): Int64(value)
         case .int4(let value): Int64(value)

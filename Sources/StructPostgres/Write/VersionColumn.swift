@@ -22,12 +22,13 @@ enum VersionColumn {
 
     /// The version `value` holds, or `nil` when it is not a whole number from 0 up.
     static func version(_ value: ColumnValue) -> Int? {
-        let number: Int64? = switch value {
-        case .int2(let small): Int64(small)
-        case .int4(let int): Int64(int)
-        case .int8(let big): big
-        default: nil
-        }
+        let number: Int64? =
+            switch value {
+            case .int2(let small): Int64(small)
+            case .int4(let int): Int64(int)
+            case .int8(let big): big
+            default: nil
+            }
         guard let number, number >= 0 else { return nil }
         return Int(number)
     }

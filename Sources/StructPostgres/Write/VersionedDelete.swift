@@ -51,7 +51,8 @@ struct VersionedDelete {
         let tKeys = keys.map { "t.\(SQLIdentifier.quote($0))" }.joined(separator: ", ")
         let lKeys = keys.map { "l.\(SQLIdentifier.quote($0))" }.joined(separator: ", ")
         let version = SQLIdentifier.quote(versionColumn)
-        let keep = policy == .rollback
+        let keep =
+            policy == .rollback
             ? "l.structpg_row NOT IN (SELECT structpg_row FROM structpg_conflicts)" : "NOT EXISTS (SELECT FROM structpg_conflicts)"
         statement.sql = """
             WITH u AS (SELECT * FROM unnest(\(parameters.joined(separator: ", "))) WITH ORDINALITY AS u(\(names.joined(separator: ", ")), structpg_row)), \
@@ -78,9 +79,10 @@ struct VersionedDelete {
                 continue
             }
             let index = Int(place) - 1
-            conflicts.append(VersionConflict(
-                entity: description.entity, table: description.schema.table, rowKey: rowKey(index), version: versions[index],
-                storedVersion: Int(number)))
+            conflicts.append(
+                VersionConflict(
+                    entity: description.entity, table: description.schema.table, rowKey: rowKey(index), version: versions[index],
+                    storedVersion: Int(number)))
         }
         if policy == .error, !conflicts.isEmpty { throw StructPostgresError.versionConflict(conflicts, verb: "deleted") }
         return count

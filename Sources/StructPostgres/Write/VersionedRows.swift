@@ -23,7 +23,8 @@ struct VersionedRows: Sendable {
         self.init(E.self, description: description, options: options, keys: keys, versions: versions)
     }
 
-    init<E: EntityProtocol>(_ type: E.Type, description: EntityDescription, options: UpsertOptions, keys: [[ColumnValue]], versions: [Int]) {
+    init<E: EntityProtocol>(_ type: E.Type, description: EntityDescription, options: UpsertOptions, keys: [[ColumnValue]], versions: [Int])
+    {
         self.description = description
         entity = ObjectIdentifier(E.self)
         self.options = options
@@ -62,9 +63,10 @@ struct VersionedRows: Sendable {
             if let inserted, let version {
                 outcomes[index] = inserted ? .inserted(Int(version)) : .updated(Int(version))
             } else {
-                outcomes[index] = .conflict(VersionConflict(
-                    entity: description.entity, table: description.schema.table, rowKey: rowKey(index), version: versions[index],
-                    storedVersion: stored.map(Int.init)))
+                outcomes[index] = .conflict(
+                    VersionConflict(
+                        entity: description.entity, table: description.schema.table, rowKey: rowKey(index), version: versions[index],
+                        storedVersion: stored.map(Int.init)))
             }
         }
         return outcomes

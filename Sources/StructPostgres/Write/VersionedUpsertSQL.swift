@@ -21,7 +21,8 @@ enum VersionedUpsertSQL {
         let keys = description.keyColumns
         try UpsertSQL.requireUniqueIndex(description)
         guard let versionColumn = description.versionColumn,
-              let versionIndex = batch.columns.firstIndex(where: { $0.name == versionColumn }) else {
+            let versionIndex = batch.columns.firstIndex(where: { $0.name == versionColumn })
+        else {
             throw VersionColumn.notEncoded(description, properties: batch.columns.map(\.property))
         }
         try VersionColumn.check(description)
@@ -32,7 +33,8 @@ enum VersionedUpsertSQL {
             source = "u AS (SELECT \(values.joined(separator: ", ")), 1::int8 AS structpg_row)"
         } else {
             let parameters = batch.columns.indices.map { "$\($0 + 1)::\(batch.columns[$0].arrayType.sqlName)[]" }
-            source = "u AS (SELECT * FROM unnest(\(parameters.joined(separator: ", "))) WITH ORDINALITY AS u(\(names.joined(separator: ", ")), structpg_row))"
+            source =
+                "u AS (SELECT * FROM unnest(\(parameters.joined(separator: ", "))) WITH ORDINALITY AS u(\(names.joined(separator: ", ")), structpg_row))"
         }
         let selected = batch.columns.map { column in
             "u.\(SQLIdentifier.quote(column.name))" + (column.needsCast ? "::\(column.info.castName)" : "")
@@ -46,7 +48,8 @@ enum VersionedUpsertSQL {
         let table = "\(schema.quotedTable) AS t"
         let keyList = keys.map(SQLIdentifier.quote).joined(separator: ", ")
         let returning = "RETURNING \(keys.map { "t.\(SQLIdentifier.quote($0))" }.joined(separator: ", ")), "
-        let written = "SELECT u.structpg_row, w.structpg_inserted, w.structpg_version::int8, NULL::int8 FROM u JOIN w ON "
+        let written =
+            "SELECT u.structpg_row, w.structpg_inserted, w.structpg_version::int8, NULL::int8 FROM u JOIN w ON "
             + "(\(keys.map { "w.\(SQLIdentifier.quote($0))" }.joined(separator: ", "))) \(equal) (\(stored.joined(separator: ", ")))"
         var inserted = selected
         let policy = options.mergePolicy ?? .error
@@ -57,7 +60,9 @@ enum VersionedUpsertSQL {
             if options.conflict == .ignore {
                 conflict = "DO NOTHING"
             } else {
-                let assignments = try updatedColumns(batch, description, options).map { "\(SQLIdentifier.quote($0)) = EXCLUDED.\(SQLIdentifier.quote($0))" }
+                let assignments = try updatedColumns(batch, description, options).map {
+                    "\(SQLIdentifier.quote($0)) = EXCLUDED.\(SQLIdentifier.quote($0))"
+                }
                 conflict = "DO UPDATE SET " + (assignments + ["\(version) = t.\(version) + 1"]).joined(separator: ", ")
             }
             return """
@@ -72,11 +77,13 @@ enum VersionedUpsertSQL {
 
         inserted[versionIndex] = "\(modelVersion) + 1"
         let updated = try updatedColumns(batch, description, options)
-        let assignments = updated.map { "\(SQLIdentifier.quote($0)) = EXCLUDED.\(SQLIdentifier.quote($0))" }
+        let assignments =
+            updated.map { "\(SQLIdentifier.quote($0)) = EXCLUDED.\(SQLIdentifier.quote($0))" }
             + ["\(version) = CASE WHEN t.\(version) = EXCLUDED.\(version) - 1 THEN EXCLUDED.\(version) END"]
         let stale = "t.\(version) IS DISTINCT FROM EXCLUDED.\(version) - 1"
         let condition = updated.isEmpty ? stale : "\(stale) OR \(UpsertSQL.changedCondition(updated, schema))"
-        let keep = policy == .rollback
+        let keep =
+            policy == .rollback
             ? "u.structpg_row NOT IN (SELECT structpg_row FROM structpg_conflicts)" : "NOT EXISTS (SELECT FROM structpg_conflicts)"
         return """
             WITH \(source), \
@@ -96,7 +103,8 @@ enum VersionedUpsertSQL {
 
     /// The columns an update assigns (the version aside, which the statement sets): every encoded column but the
     /// key's, or the ones ``UpsertOptions/updating(_:)`` names, which may not name the version.
-    private static func updatedColumns(_ batch: BatchColumns, _ description: EntityDescription, _ options: UpsertOptions) throws -> [String] {
+    private static func updatedColumns(_ batch: BatchColumns, _ description: EntityDescription, _ options: UpsertOptions) throws -> [String]
+    {
         let keys = description.keyColumns
         let versionColumn = description.versionColumn
         guard case .update(let chosen) = options.conflict else {

@@ -58,9 +58,9 @@ struct ViolatingRow: Sendable {
     }
 }
 
-private extension ColumnValue {
+extension ColumnValue {
     /// The value as PostgreSQL prints it in a `DETAIL`, for the types where that is unambiguous.
-    var printedByPostgreSQL: String? {
+    fileprivate var printedByPostgreSQL: String? {
         switch self {
         case .text(let value): value
         case .uuid(let value): value.uuidString.lowercased()

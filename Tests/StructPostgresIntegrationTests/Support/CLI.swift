@@ -31,13 +31,15 @@ struct CLI {
     }
 
     func run(_ arguments: String..., environment extra: [String: String] = [:]) async throws -> Result {
-        try await Self.run(Array(arguments) + ["--migrations-dir", migrations.path], environment: ["DATABASE_URL": databaseURL].merging(extra) { $1 })
+        try await Self.run(
+            Array(arguments) + ["--migrations-dir", migrations.path], environment: ["DATABASE_URL": databaseURL].merging(extra) { $1 })
     }
 
     /// Starts the program without reading what it prints (its output files are removed at once: it keeps writing
     /// to them until it exits, and nothing is left in the temporary folder).
     func start(_ arguments: String...) throws -> Process {
-        let (process, out, err) = try Self.process(Array(arguments) + ["--migrations-dir", migrations.path], environment: ["DATABASE_URL": databaseURL])
+        let (process, out, err) = try Self.process(
+            Array(arguments) + ["--migrations-dir", migrations.path], environment: ["DATABASE_URL": databaseURL])
         try? FileManager.default.removeItem(at: out)
         try? FileManager.default.removeItem(at: err)
         return process
@@ -45,11 +47,14 @@ struct CLI {
 
     /// Runs the program and waits for it without holding a thread of the test's concurrency pool (a program that
     /// waits for the test process, for a lock or a pooled connection, must not starve it).
-    static func run(_ arguments: [String], environment: [String: String], binary: URL = binary, in directory: URL? = nil) async throws -> Result {
+    static func run(_ arguments: [String], environment: [String: String], binary: URL = binary, in directory: URL? = nil) async throws
+        -> Result
+    {
         let (process, out, err) = try process(arguments, environment: environment, binary: binary, in: directory)
         await exit(of: process)
         return Result(
-            status: process.terminationStatus, output: read(out), errors: read(err), signalled: process.terminationReason == .uncaughtSignal)
+            status: process.terminationStatus, output: read(out), errors: read(err), signalled: process.terminationReason == .uncaughtSignal
+        )
     }
 
     /// Waits until `process` has exited, on a thread of its own: `Process.waitUntilExit()` would block a thread of

@@ -51,5 +51,9 @@ struct WithModel<Result>: WithFreshTag {
 /// Distinct depths for the tests of a process that make dynamic models, so no two share a type.
 enum FreshDepth {
     private static let next = Mutex(1)
-    static func take(_ count: Int = 1) -> Int { next.withLock { value in defer { value += count }; return value } }
+    static func take(_ count: Int = 1) -> Int {
+        next.withLock { value in
+            defer { value += count }; return value
+        }
+    }
 }

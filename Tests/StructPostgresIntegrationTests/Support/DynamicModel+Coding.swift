@@ -87,7 +87,9 @@ extension DynamicModel {
         case .date: try get(Date.self, DynamicValue.date)
         case .decimal: try get(Decimal.self, DynamicValue.decimal)
         case .data: try get(Data.self, DynamicValue.data)
-        case .role, .json, .array: throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "no array of \(element) in a dynamic model")
+        case .role, .json, .array:
+            throw DecodingError.dataCorruptedError(
+                forKey: key, in: container, debugDescription: "no array of \(element) in a dynamic model")
         }
     }
 
@@ -146,7 +148,8 @@ extension DynamicModel {
         case .date: try put { if case .date(let v) = $0 { v } else { nil } }
         case .decimal: try put { if case .decimal(let v) = $0 { v } else { nil } }
         case .data: try put { if case .data(let v) = $0 { v } else { nil } }
-        case .role, .json, .array: throw EncodingError.invalidValue(elements, .init(codingPath: [key], debugDescription: "no array of \(element)"))
+        case .role, .json, .array:
+            throw EncodingError.invalidValue(elements, .init(codingPath: [key], debugDescription: "no array of \(element)"))
         }
     }
 }

@@ -16,7 +16,9 @@ enum RoundTrip {
         try await writeRows(rows, type, service)
     }
 
-    private static func writeRows<M: AnyDynamicModel>(_ rows: [[String: DynamicValue]], _ type: M.Type, _ service: PostgresService) async throws {
+    private static func writeRows<M: AnyDynamicModel>(_ rows: [[String: DynamicValue]], _ type: M.Type, _ service: PostgresService)
+        async throws
+    {
         try await service.update(entities: rows.map(M.init(values:)))
     }
 
@@ -62,7 +64,8 @@ struct SeededRandom: RandomNumberGenerator {
     mutating func value(_ kind: ValueKind) -> DynamicValue {
         switch kind {
         case .string: .string(text())
-        case .url: .url(URL(string: "https://example.com/\(Int.random(in: 0...9_999, using: &self))?q=\(Int.random(in: 0...9, using: &self))")!)
+        case .url:
+            .url(URL(string: "https://example.com/\(Int.random(in: 0...9_999, using: &self))?q=\(Int.random(in: 0...9, using: &self))")!)
         case .role: .role(pick(StoredRole.allCases))
         case .int: .int(chance(0.2) ? pick([.min, .max, 0]) : Int.random(in: -1_000_000...1_000_000, using: &self))
         case .int8: .int8(Int8.random(in: .min ... .max, using: &self))
@@ -74,11 +77,16 @@ struct SeededRandom: RandomNumberGenerator {
         case .uint16: .uint16(UInt16.random(in: .min ... .max, using: &self))
         case .uint32: .uint32(UInt32.random(in: .min ... .max, using: &self))
         case .uint64: .uint64(chance(0.2) ? .max : UInt64.random(in: .min ... .max, using: &self))
-        case .double: .double(chance(0.2) ? pick([-.greatestFiniteMagnitude, .leastNonzeroMagnitude, 0, -0.0]) : Double.random(in: -1e12...1e12, using: &self))
-        case .float: .float(chance(0.2) ? pick([.greatestFiniteMagnitude, -.leastNonzeroMagnitude]) : Float.random(in: -1e6...1e6, using: &self))
+        case .double:
+            .double(
+                chance(0.2)
+                    ? pick([-.greatestFiniteMagnitude, .leastNonzeroMagnitude, 0, -0.0]) : Double.random(in: -1e12...1e12, using: &self))
+        case .float:
+            .float(chance(0.2) ? pick([.greatestFiniteMagnitude, -.leastNonzeroMagnitude]) : Float.random(in: -1e6...1e6, using: &self))
         case .bool: .bool(chance(0.5))
         case .uuid: .uuid(UUID())
-        case .date: .date(Date(timeIntervalSince1970: Double(Int.random(in: -2_000_000_000...4_000_000_000, using: &self)) + pick([0, 0.5, 0.25])))
+        case .date:
+            .date(Date(timeIntervalSince1970: Double(Int.random(in: -2_000_000_000...4_000_000_000, using: &self)) + pick([0, 0.5, 0.25])))
         case .decimal: .decimal(decimal())
         case .data: .data(Data((0..<Int.random(in: 0...16, using: &self)).map { _ in UInt8.random(in: 0...255, using: &self) }))
         case .json: .json(JSONAddress(street: text(), number: Int.random(in: -5...500, using: &self)))

@@ -24,10 +24,13 @@ func withTables<T>(
     _ body: (PostgresService, StatementLog) async throws -> T
 ) async throws -> T {
     let log = StatementLog()
-    return try await TestPostgres.withDatabase(pool: pool, configure: { configuration in
-        log.attach(to: &configuration)
-        configure(&configuration)
-    }) { service in
+    return try await TestPostgres.withDatabase(
+        pool: pool,
+        configure: { configuration in
+            log.attach(to: &configuration)
+            configure(&configuration)
+        }
+    ) { service in
         for statement in ddl { try await service.execute(unsafeSQL: statement) }
         log.reset()
         return try await body(service, log)

@@ -25,7 +25,9 @@ enum NetCut {
     /// are what the tests go through).
     static func settings(_ server: SilentlyCuttableCluster, options: String?) throws -> ConnectionSettings {
         let base = server.settings
-        let url = "postgres://postgres:\(base.password ?? "")@\(base.host):\(base.port)/postgres?sslmode=disable" + (options.map { "&" + $0 } ?? "")
+        let url =
+            "postgres://postgres:\(base.password ?? "")@\(base.host):\(base.port)/postgres?sslmode=disable"
+            + (options.map { "&" + $0 } ?? "")
         return try ConnectionSettings(url: url)
     }
 
@@ -42,7 +44,9 @@ enum NetCut {
     }
 
     /// Calls `probe` until it succeeds; returns how long that took from `since`.
-    static func firstSuccess(since: ContinuousClock.Instant, within limit: Duration = .seconds(30), _ probe: () async throws -> Void) async -> Duration? {
+    static func firstSuccess(since: ContinuousClock.Instant, within limit: Duration = .seconds(30), _ probe: () async throws -> Void) async
+        -> Duration?
+    {
         while ContinuousClock.now - since < limit {
             do {
                 try await probe()

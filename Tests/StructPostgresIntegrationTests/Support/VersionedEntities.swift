@@ -5,7 +5,8 @@ import StructPostgres
 struct VersionedTally: StoredModel, Equatable {
     static let table = "tallies"
     static let versionKey: String? = "version"
-    static let create = "CREATE TABLE tallies (uuid uuid PRIMARY KEY, label text NOT NULL, value bigint NOT NULL, version integer NOT NULL DEFAULT 1)"
+    static let create =
+        "CREATE TABLE tallies (uuid uuid PRIMARY KEY, label text NOT NULL, value bigint NOT NULL, version integer NOT NULL DEFAULT 1)"
     var uuid: UUID
     var label: String
     var value: Int

@@ -7,7 +7,9 @@ extension TableSchema {
         _ table: String, quotedTable: String? = nil, _ columns: [(name: String, type: String, base: String, category: Character)]
     ) -> TableSchema {
         let described = columns.map {
-            var column = Column(name: $0.name, typeName: $0.type, baseName: $0.base, category: $0.category, maxLength: nil, numericPrecision: nil, castName: $0.type)
+            var column = Column(
+                name: $0.name, typeName: $0.type, baseName: $0.base, category: $0.category, maxLength: nil, numericPrecision: nil,
+                castName: $0.type)
             if $0.category == "A" { column.elementCategory = elementCategory(String($0.base.dropFirst())) }
             return column
         }

@@ -30,7 +30,8 @@ struct BookEditRoutes: Sendable {
                 result = try await service.update(entities: [record])
             } catch let error as StructPostgresError where error.code == .versionConflict {
                 let stored = error.conflicts.first?.storedVersion
-                context.logger.info("book changed since it was read", metadata: ["book": "\(id)", "read": "\(version)", "stored": "\(stored ?? 0)"])
+                context.logger.info(
+                    "book changed since it was read", metadata: ["book": "\(id)", "read": "\(version)", "stored": "\(stored ?? 0)"])
                 var response = try JSON.response(
                     ["error": ["message": stored == nil ? "no book \(id)" : "book \(id) changed since it was read: read again and retry"]],
                     status: .preconditionFailed)
@@ -49,7 +50,8 @@ struct BookEditRoutes: Sendable {
     /// land between the two reads, the tag is older than the body and a `PUT` with it is refused, never the reverse.
     private func book(_ id: UUID) async throws -> Response {
         guard let version = try await service.find(BookRecord.self, id: id)?.version,
-              let book = try await service.find(BookModel.self, id: id) else { throw HTTPError(.notFound, message: "no book \(id)") }
+            let book = try await service.find(BookModel.self, id: id)
+        else { throw HTTPError(.notFound, message: "no book \(id)") }
         var response = try JSON.response(book)
         response.headers[.eTag] = Self.eTag(version)
         return response
@@ -64,10 +66,14 @@ struct BookEditRoutes: Sendable {
         guard let tag = request.headers[.ifMatch]?.trimmingCharacters(in: .whitespaces), tag != "*" else {
             throw HTTPError(
                 .preconditionRequired,
-                message: "send If-Match with the ETag of GET /books/{id} (or If-None-Match: * to create the book): a write must say which version it read")
+                message:
+                    "send If-Match with the ETag of GET /books/{id} (or If-None-Match: * to create the book): a write must say which version it read"
+            )
         }
         let quoted = tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag
-        guard quoted.count > 2, quoted.hasPrefix("\""), quoted.hasSuffix("\""), let version = Int(quoted.dropFirst().dropLast()), version > 0 else {
+        guard quoted.count > 2, quoted.hasPrefix("\""), quoted.hasSuffix("\""), let version = Int(quoted.dropFirst().dropLast()),
+            version > 0
+        else {
             throw HTTPError(.badRequest, message: "If-Match '\(tag)' is not one ETag of this server")
         }
         return version

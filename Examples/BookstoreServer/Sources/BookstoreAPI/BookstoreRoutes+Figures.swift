@@ -45,9 +45,12 @@ extension BookstoreRoutes {
                 where: \.authorID != nil, sortedBy: [.descending(.count), .ascending(\.authorID)], as: AuthorShelf.self)
             let authors = try await service.fetch(AuthorModel.self, where: .in(\.uuid, shelves.compactMap(\.authorID)))
             let names = Dictionary(uniqueKeysWithValues: authors.map { ($0.uuid, $0.name) })
-            return try JSON.response(shelves.map { shelf in
-                AuthorBooks(authorID: shelf.authorID, name: shelf.authorID.flatMap { names[$0] }, books: shelf.books, averagePrice: shelf.averagePrice)
-            })
+            return try JSON.response(
+                shelves.map { shelf in
+                    AuthorBooks(
+                        authorID: shelf.authorID, name: shelf.authorID.flatMap { names[$0] }, books: shelf.books,
+                        averagePrice: shelf.averagePrice)
+                })
         }
     }
 }

@@ -68,11 +68,12 @@ struct BookstoreRoutes: Sendable {
             return Response(status: .noContent)
         }
         router.post("reviews/import") { request, context in
-            let policy: ImportOptions.FailurePolicy = switch request.uri.queryParameters.get("onError") ?? "abort" {
-            case "abort": .allOrNothing
-            case "skip": .skipAndReport
-            case let other: throw HTTPError(.badRequest, message: "onError '\(other)' is not abort or skip")
-            }
+            let policy: ImportOptions.FailurePolicy =
+                switch request.uri.queryParameters.get("onError") ?? "abort" {
+                case "abort": .allOrNothing
+                case "skip": .skipAndReport
+                case let other: throw HTTPError(.badRequest, message: "onError '\(other)' is not abort or skip")
+                }
             let body = try await request.body.collect(upTo: 16 << 20)
             let result = try await service.import(
                 ReviewModel.self, from: Data(body.readableBytesView), options: ImportOptions(keys: .snakeCase, onFailure: policy))
@@ -89,7 +90,9 @@ struct BookstoreRoutes: Sendable {
     /// The `id` of the path, which must be a book that exists (404 otherwise).
     func existingBook(_ context: BasicRequestContext) async throws -> UUID {
         let id = try Self.uuid(context, "id")
-        guard try await service.exists(BookModel.self, where: .equal("uuid", id)) else { throw HTTPError(.notFound, message: "no book \(id)") }
+        guard try await service.exists(BookModel.self, where: .equal("uuid", id)) else {
+            throw HTTPError(.notFound, message: "no book \(id)")
+        }
         return id
     }
 
@@ -102,7 +105,11 @@ struct BookstoreRoutes: Sendable {
     static func number(_ text: String?, name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
         guard let text else { return value }
         guard let number = Int(text), range.contains(number) else {
-            throw HTTPError(.badRequest, message: "\(name) '\(text)' is not a whole number in \(range.lowerBound)...\(range.upperBound == Int.max ? "" : "\(range.upperBound)")")
+            throw HTTPError(
+                .badRequest,
+                message:
+                    "\(name) '\(text)' is not a whole number in \(range.lowerBound)...\(range.upperBound == Int.max ? "" : "\(range.upperBound)")"
+            )
         }
         return number
     }
@@ -129,7 +136,9 @@ struct ReviewInput: Decodable {
         guard let content, !content.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
             throw HTTPError(.badRequest, message: "content: a review needs some text")
         }
-        guard content.count <= 2_000 else { throw HTTPError(.badRequest, message: "content: at most 2,000 characters, got \(content.count)") }
+        guard content.count <= 2_000 else {
+            throw HTTPError(.badRequest, message: "content: at most 2,000 characters, got \(content.count)")
+        }
         return content
     }
 

@@ -12,10 +12,14 @@ public enum ExampleData {
         let review = ReviewModel(
             uuid: UUID(uuidString: "00000000-0000-4000-8000-000000000301")!, bookID: book, content: "An ambiguous utopia.", stars: 5,
             createdAt: Date(timeIntervalSince1970: 1_750_000_000))
-        let store = StoreModel(uuid: UUID(uuidString: "00000000-0000-4000-8000-000000000001")!, brand: "Corner Books", books: [
-            BookModel(uuid: book, title: "The Dispossessed", price: 12.5, publisher: "Harper", author: author, reviews: [review]),
-            BookModel(uuid: UUID(uuidString: "00000000-0000-4000-8000-000000000102")!, title: "A Wizard of Earthsea", price: 9, author: author),
-        ])
+        let store = StoreModel(
+            uuid: UUID(uuidString: "00000000-0000-4000-8000-000000000001")!, brand: "Corner Books",
+            books: [
+                BookModel(uuid: book, title: "The Dispossessed", price: 12.5, publisher: "Harper", author: author, reviews: [review]),
+                BookModel(
+                    uuid: UUID(uuidString: "00000000-0000-4000-8000-000000000102")!, title: "A Wizard of Earthsea", price: 9, author: author
+                ),
+            ])
         try await service.update(entities: [store])
     }
 }

@@ -22,7 +22,9 @@ do {
     var cluster: LocalPostgresCluster?
     var connection: ConnectionSettings
     let environment = ProcessInfo.processInfo.environment
-    let named = ["DATABASE_URL", "PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGUSER", "PGSERVICE"].filter { environment[$0]?.isEmpty == false }
+    let named = ["DATABASE_URL", "PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGUSER", "PGSERVICE"].filter {
+        environment[$0]?.isEmpty == false
+    }
     if !named.isEmpty {
         connection = try ConnectionSettings.fromEnvironment()
         logger.info("connecting as \(named.joined(separator: ", ")) say: \(connection)")

@@ -63,10 +63,12 @@ import Testing
                     #expect(response.status == .badRequest, "\(bad)")
                 }
             }
-            try await client.execute(uri: "/books/\(id)", method: .put, headers: [.ifMatch: #"W/"1""#], body: book("Weak", price: -1)) { response in
+            try await client.execute(uri: "/books/\(id)", method: .put, headers: [.ifMatch: #"W/"1""#], body: book("Weak", price: -1)) {
+                response in
                 #expect(response.status == .badRequest, "a negative price")
             }
-            try await client.execute(uri: "/books/\(UUID())", method: .put, headers: [.ifMatch: #""1""#], body: book("Nowhere")) { response in
+            try await client.execute(uri: "/books/\(UUID())", method: .put, headers: [.ifMatch: #""1""#], body: book("Nowhere")) {
+                response in
                 #expect(response.status == .preconditionFailed, "no such book: the precondition fails")
                 #expect(response.headers[.eTag] == nil)
             }

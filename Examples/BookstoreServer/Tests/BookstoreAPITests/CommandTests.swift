@@ -12,7 +12,8 @@ import Testing
         #expect(before.status == 1)
         #expect(before.output.contains("table 'books' does not exist"), "\(before.output)")
 
-        let up = try await runServerBinary(["migrate", "up", "--migrations-dir", ServerSettings.repositoryMigrations.path], databaseURL: database.url)
+        let up = try await runServerBinary(
+            ["migrate", "up", "--migrations-dir", ServerSettings.repositoryMigrations.path], databaseURL: database.url)
         #expect(up.status == 0, "\(up.errors)")
         let verify = try await runServerBinary(["schema", "verify", "--json"], databaseURL: database.url)
         #expect(verify.status == 0, "\(verify.output) \(verify.errors)")

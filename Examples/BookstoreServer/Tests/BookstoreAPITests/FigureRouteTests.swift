@@ -14,7 +14,9 @@ import Testing
 
     @Test func theBookListIsPagedWithNextLinksUntilTheLastPage() async throws {
         try await withApp { client, service, seed, _ in
-            let more = (0..<5).map { BookModel(uuid: UUID(), title: "Volume \($0)", price: Double($0), publisher: "Ace", author: seed.author) }
+            let more = (0..<5).map {
+                BookModel(uuid: UUID(), title: "Volume \($0)", price: Double($0), publisher: "Ace", author: seed.author)
+            }
             try await service.update(entities: more)
             var uri: String? = "/books?pageSize=2&total=true"
             var titles: [String] = []
@@ -39,7 +41,8 @@ import Testing
             // A cursor of another filter, one the service did not seal, and text that is no cursor: 400, by name.
             let cursor = String(ace.next!.split(separator: "after=")[1].prefix { $0 != "&" })
             for (query, message) in [
-                ("after=\(cursor)", "another filter"), ("after=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "not issued by this service"),
+                ("after=\(cursor)", "another filter"),
+                ("after=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "not issued by this service"),
                 ("after=not%20a%20cursor", "'after' is not a page cursor"),
             ] {
                 try await client.execute(uri: "/books?\(query)", method: .get) { response in
@@ -79,12 +82,14 @@ import Testing
 
     @Test func aReviewsStarsAreOneToFive() async throws {
         try await withApp { client, service, seed, _ in
-            try await client.execute(uri: "/books/\(seed.earthsea)/reviews", method: .post, body: body(#"{"content": "Yes", "stars": 4}"#)) { response in
+            try await client.execute(uri: "/books/\(seed.earthsea)/reviews", method: .post, body: body(#"{"content": "Yes", "stars": 4}"#))
+            { response in
                 #expect(response.status == .created)
                 let review = try decode(ReviewModel.self, response)
                 #expect(review.stars == 4)
             }
-            try await client.execute(uri: "/books/\(seed.earthsea)/reviews", method: .post, body: body(#"{"content": "No", "stars": 6}"#)) { response in
+            try await client.execute(uri: "/books/\(seed.earthsea)/reviews", method: .post, body: body(#"{"content": "No", "stars": 6}"#)) {
+                response in
                 #expect(response.status == .badRequest && response.text.contains("stars: one to five, got 6"))
             }
             #expect(try await service.average(\ReviewModel.stars, of: ReviewModel.self, where: \.bookID == seed.earthsea) == 4)

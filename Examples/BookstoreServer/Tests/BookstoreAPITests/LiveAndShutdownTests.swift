@@ -19,7 +19,8 @@ import Testing
         try await withRunningServer { port, service, seed in
             async let stream = get("http://127.0.0.1:\(port)/books/\(seed.earthsea)/reviews/live?events=2")
             try await waitForListener(service)
-            let (status, _) = try await send("POST", "http://127.0.0.1:\(port)/books/\(seed.earthsea)/reviews", json: #"{"content": "Read it twice."}"#)
+            let (status, _) = try await send(
+                "POST", "http://127.0.0.1:\(port)/books/\(seed.earthsea)/reviews", json: #"{"content": "Read it twice."}"#)
             #expect(status == 201)
             let (streamStatus, events) = try await stream
             #expect(streamStatus == 200)
@@ -56,8 +57,12 @@ import Testing
         let stopping = ContinuousClock.now
         await server.group.triggerGracefulShutdown()
         let stopped = try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask { try await server.running.value; return true }
-            group.addTask { try await Task.sleep(for: .seconds(10)); return false }
+            group.addTask {
+                try await server.running.value; return true
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(10)); return false
+            }
             defer { group.cancelAll() }
             return try await group.next()!
         }
@@ -116,7 +121,8 @@ private func withRunningServer(_ body: (Int, PostgresService, Seed) async throws
 /// (a fetch of a few rows and one write: 500 ms is ample).
 private func waitForListener(_ service: PostgresService) async throws {
     for _ in 0..<500 {
-        let listening = try await service.query("""
+        let listening = try await service.query(
+            """
             SELECT count(*)::int8 FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'
             """)[0].decode(Int64.self)
         if listening > 0 {

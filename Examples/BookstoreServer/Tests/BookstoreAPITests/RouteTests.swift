@@ -48,7 +48,8 @@ import Testing
             for bad in ["limit=0", "limit=101", "limit=x", "offset=-1"] {
                 try await client.execute(uri: "/books/\(seed.dispossessed)/reviews?\(bad)", method: .get) { response in
                     #expect(response.status == .badRequest, "\(bad)")
-                    #expect(response.headers[.contentType] == "application/json; charset=utf-8" || response.text.contains("error"), "\(bad)")
+                    #expect(
+                        response.headers[.contentType] == "application/json; charset=utf-8" || response.text.contains("error"), "\(bad)")
                 }
             }
             try await client.execute(uri: "/books/\(UUID())/reviews", method: .get) { #expect($0.status == .notFound) }
@@ -65,7 +66,9 @@ import Testing
                 return try decode(ReviewModel.self, response)
             }
             #expect(created.uuid == id && created.bookID == seed.earthsea && created.content == "A classic.")
-            try await client.execute(uri: "/books/\(seed.earthsea)/reviews", method: .post, body: body(#"{"uuid": "\#(id)", "content": "Again."}"#)) { response in
+            try await client.execute(
+                uri: "/books/\(seed.earthsea)/reviews", method: .post, body: body(#"{"uuid": "\#(id)", "content": "Again."}"#)
+            ) { response in
                 #expect(response.status == .conflict)
                 #expect(response.text.contains("exists"))
             }
@@ -83,14 +86,18 @@ import Testing
                     #expect(response.text.contains(message), "\(response.text)")
                 }
             }
-            try await client.execute(uri: "/books/\(UUID())/reviews", method: .post, body: body(#"{"content": "x"}"#)) { #expect($0.status == .notFound) }
+            try await client.execute(uri: "/books/\(UUID())/reviews", method: .post, body: body(#"{"content": "x"}"#)) {
+                #expect($0.status == .notFound)
+            }
             try await client.execute(uri: "/reviews/\(id)", method: .put, body: body(#"{"content": "A classic, still."}"#)) { response in
                 #expect(response.status == .ok)
                 let changed = try decode(ReviewModel.self, response)
                 #expect(changed.content == "A classic, still.")
             }
             #expect(try await service.find(ReviewModel.self, id: id)?.content == "A classic, still.")
-            try await client.execute(uri: "/reviews/\(UUID())", method: .put, body: body(#"{"content": "x"}"#)) { #expect($0.status == .notFound) }
+            try await client.execute(uri: "/reviews/\(UUID())", method: .put, body: body(#"{"content": "x"}"#)) {
+                #expect($0.status == .notFound)
+            }
             try await client.execute(uri: "/reviews/\(id)", method: .delete) { #expect($0.status == .noContent) }
             try await client.execute(uri: "/reviews/\(id)", method: .delete) { #expect($0.status == .notFound) }
             #expect(try await service.find(ReviewModel.self, id: id) == nil)
@@ -99,7 +106,9 @@ import Testing
 
     @Test func anImportWithABadRecordWritesNothingOrSkipsItAsAsked() async throws {
         try await withApp { client, service, seed, reviews in
-            let good = (0..<2).map { #"{"uuid": "\#(UUID())", "book_id": "\#(seed.earthsea)", "content": "imported \#($0)", "created_at": "2025-06-01T10:00:00Z"}"# }
+            let good = (0..<2).map {
+                #"{"uuid": "\#(UUID())", "book_id": "\#(seed.earthsea)", "content": "imported \#($0)", "created_at": "2025-06-01T10:00:00Z"}"#
+            }
             let bad = #"{"uuid": "\#(UUID())", "book_id": "\#(seed.earthsea)", "content": "no date"}"#
             let payload = "[\(good[0]), \(bad), \(good[1])]"
             try await client.execute(uri: "/reviews/import?onError=abort", method: .post, body: body(payload)) { response in
@@ -114,7 +123,9 @@ import Testing
                 #expect((summary?["failures"] as? [[String: Any]])?.first?["index"] as? Int == 1)
             }
             #expect(try await service.count(ReviewModel.self, where: .equal("bookID", seed.earthsea)) == 2)
-            try await client.execute(uri: "/reviews/import?onError=maybe", method: .post, body: body(payload)) { #expect($0.status == .badRequest) }
+            try await client.execute(uri: "/reviews/import?onError=maybe", method: .post, body: body(payload)) {
+                #expect($0.status == .badRequest)
+            }
         }
     }
 }

@@ -15,7 +15,9 @@ struct Seed: Sendable {
     let start = Date(timeIntervalSince1970: 1_750_000_000)
 
     var reviews: [ReviewModel] {
-        (0..<3).map { ReviewModel(uuid: UUID(), bookID: dispossessed, content: "review \($0)", createdAt: start.addingTimeInterval(Double($0) * 60)) }
+        (0..<3).map {
+            ReviewModel(uuid: UUID(), bookID: dispossessed, content: "review \($0)", createdAt: start.addingTimeInterval(Double($0) * 60))
+        }
     }
 
     func write(_ service: PostgresService) async throws -> [ReviewModel] {

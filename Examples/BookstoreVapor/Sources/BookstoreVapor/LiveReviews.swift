@@ -14,23 +14,25 @@ struct LiveReviews: Sendable {
     func response(for req: Request) -> Response {
         let (store, support, logger, book, events) = (req.store, req.application.structPostgres, req.logger, book, events)
         let headers: HTTPHeaders = ["Content-Type": "text/event-stream", "Cache-Control": "no-cache"]
-        return Response(status: .ok, headers: headers, body: .init(managedAsyncStream: { writer in
-            let sent = try await support.cancelWhenShuttingDown {
-                var sent = 0
-                let encoder = JSONEncoder()
-                encoder.dateEncodingStrategy = .iso8601
-                let reviews = store.observe(
-                    ReviewModel.self, where: .equal("bookID", book), sortedBy: [.descending("createdAt"), .ascending("uuid")],
-                    loading: .none)
-                for try await list in reviews {
-                    let data = String(decoding: try encoder.encode(list), as: UTF8.self)
-                    try await writer.writeBuffer(ByteBuffer(string: "event: reviews\ndata: \(data)\n\n"))
-                    sent += 1
-                    if sent >= events { break }
+        return Response(
+            status: .ok, headers: headers,
+            body: .init(managedAsyncStream: { writer in
+                let sent = try await support.cancelWhenShuttingDown {
+                    var sent = 0
+                    let encoder = JSONEncoder()
+                    encoder.dateEncodingStrategy = .iso8601
+                    let reviews = store.observe(
+                        ReviewModel.self, where: .equal("bookID", book), sortedBy: [.descending("createdAt"), .ascending("uuid")],
+                        loading: .none)
+                    for try await list in reviews {
+                        let data = String(decoding: try encoder.encode(list), as: UTF8.self)
+                        try await writer.writeBuffer(ByteBuffer(string: "event: reviews\ndata: \(data)\n\n"))
+                        sent += 1
+                        if sent >= events { break }
+                    }
+                    return sent
                 }
-                return sent
-            }
-            logger.debug("live reviews ended", metadata: ["events": "\(sent.map(String.init) ?? "until shutdown")"])
-        }))
+                logger.debug("live reviews ended", metadata: ["events": "\(sent.map(String.init) ?? "until shutdown")"])
+            }))
     }
 }

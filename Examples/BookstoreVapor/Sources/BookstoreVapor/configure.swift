@@ -33,14 +33,17 @@ public func configure(_ app: Application, database: ConnectionSettings? = nil) a
 /// `DATABASE_URL`, or libpq's `PG*` variables. Neither set is an error that says what to set: this app never falls
 /// back to a database of its own.
 func databaseFromEnvironment() throws -> ConnectionSettings {
-    let names = ["DATABASE_URL", "PGHOST", "PGHOSTADDR", "PGPORT", "PGUSER", "PGPASSWORD", "PGDATABASE", "PGSSLMODE",
-                 "PGSSLROOTCERT", "PGAPPNAME", "PGCONNECT_TIMEOUT", "PGSERVICE"]
+    let names = [
+        "DATABASE_URL", "PGHOST", "PGHOSTADDR", "PGPORT", "PGUSER", "PGPASSWORD", "PGDATABASE", "PGSSLMODE",
+        "PGSSLROOTCERT", "PGAPPNAME", "PGCONNECT_TIMEOUT", "PGSERVICE",
+    ]
     let environment = names.reduce(into: [String: String]()) { found, name in
         if let value = Environment.get(name), !value.isEmpty { found[name] = value }
     }
     let naming = ["DATABASE_URL", "PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGUSER", "PGSERVICE"]
     guard naming.contains(where: { environment[$0] != nil }) else {
-        throw ConfigurationError("""
+        throw ConfigurationError(
+            """
             no database: set DATABASE_URL (postgres://user:password@host:5432/database) or libpq's PGHOST, PGUSER, \
             PGDATABASE... (scripts/demo.sh --vapor starts a throwaway one)
             """)

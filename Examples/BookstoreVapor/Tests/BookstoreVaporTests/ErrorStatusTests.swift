@@ -36,7 +36,9 @@ import VaporTesting
             let user = UserModel(uuid: UUID(), name: "Shevek", role: .critic)
             try await service.update(entities: [user])
             let body = json(#"{"content": "Twice?", "userID": "\#(user.uuid)"}"#)
-            try await app.testing().test(.POST, "books/\(seed.earthsea)/reviews", headers: jsonHeaders, body: body) { #expect($0.status == .created) }
+            try await app.testing().test(.POST, "books/\(seed.earthsea)/reviews", headers: jsonHeaders, body: body) {
+                #expect($0.status == .created)
+            }
             try await app.testing().test(.POST, "books/\(seed.earthsea)/reviews", headers: jsonHeaders, body: body) { res async throws in
                 #expect(res.status == .conflict)
                 #expect(res.text.contains(#""error":true"#) && res.text.contains("one_review_per_user"), "\(res.text)")

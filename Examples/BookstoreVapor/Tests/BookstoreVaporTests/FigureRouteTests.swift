@@ -16,7 +16,9 @@ import VaporTesting
     @Test func theBooksComeByPagesWithNextLinksUntilTheLastPage() async throws {
         try await withBookstore { app, seed, _ in
             let service = app.structPostgres.service
-            let more = (0..<5).map { BookModel(uuid: UUID(), title: "Volume \($0)", price: Double($0), publisher: "Ace", author: seed.author) }
+            let more = (0..<5).map {
+                BookModel(uuid: UUID(), title: "Volume \($0)", price: Double($0), publisher: "Ace", author: seed.author)
+            }
             try await service.update(entities: more)
             var uri: String? = "/books/pages?pageSize=2&total=true"
             var titles: [String] = []
@@ -40,7 +42,8 @@ import VaporTesting
             // A cursor of another filter, one this service did not seal, text that is no cursor: 400, saying which.
             let cursor = String(ace.next!.split(separator: "after=")[1].prefix { $0 != "&" })
             for (query, message) in [
-                ("after=\(cursor)", "another filter"), ("after=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "not issued by this service"),
+                ("after=\(cursor)", "another filter"),
+                ("after=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "not issued by this service"),
                 ("after=not%20a%20cursor", "'after' is not a page cursor"), ("pageSize=0", "pageSize '0'"),
             ] {
                 try await app.testing().test(.GET, "/books/pages?\(query)") { res async throws in
@@ -82,12 +85,14 @@ import VaporTesting
     @Test func aReviewsStarsAreOneToFive() async throws {
         try await withBookstore { app, seed, _ in
             let path = "books/\(seed.earthsea)/reviews"
-            try await app.testing().test(.POST, path, headers: jsonHeaders, body: json(#"{"content": "Yes", "stars": 4}"#)) { res async throws in
+            try await app.testing().test(.POST, path, headers: jsonHeaders, body: json(#"{"content": "Yes", "stars": 4}"#)) {
+                res async throws in
                 #expect(res.status == .created)
                 #expect(try res.decoded(ReviewModel.self).stars == 4)
             }
             for stars in [0, 6] {
-                try await app.testing().test(.POST, path, headers: jsonHeaders, body: json(#"{"content": "No", "stars": \#(stars)}"#)) { res async throws in
+                try await app.testing().test(.POST, path, headers: jsonHeaders, body: json(#"{"content": "No", "stars": \#(stars)}"#)) {
+                    res async throws in
                     #expect(res.status == .badRequest && res.text.contains("stars: one to five, got \(stars)"), "\(res.text)")
                 }
             }

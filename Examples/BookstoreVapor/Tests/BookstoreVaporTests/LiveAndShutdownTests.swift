@@ -94,7 +94,8 @@ struct RunningApp {
 /// and event (a fetch of a few rows and one write: 500 ms is ample).
 func waitForListener(_ service: PostgresService) async throws {
     for _ in 0..<500 {
-        let listening = try await service.query("""
+        let listening = try await service.query(
+            """
             SELECT count(*)::int8 FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'
             """)[0].decode(Int64.self)
         if listening > 0 {

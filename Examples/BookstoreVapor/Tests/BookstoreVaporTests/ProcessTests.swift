@@ -144,7 +144,8 @@ final class AppProcess {
     private static func executable() throws -> URL {
         let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var directory = bundle.deletingLastPathComponent()
-        while directory.path != "/", !FileManager.default.isExecutableFile(atPath: directory.appendingPathComponent("BookstoreVapor").path) {
+        while directory.path != "/", !FileManager.default.isExecutableFile(atPath: directory.appendingPathComponent("BookstoreVapor").path)
+        {
             directory = directory.deletingLastPathComponent()
         }
         return directory.appendingPathComponent("BookstoreVapor")

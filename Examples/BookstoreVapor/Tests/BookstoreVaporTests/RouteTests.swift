@@ -87,12 +87,14 @@ import VaporTesting
         try await withBookstore { app, seed, _ in
             let id = UUID()
             let path = "books/\(seed.earthsea)/reviews"
-            try await app.testing().test(.POST, path, headers: jsonHeaders, body: json(#"{"uuid": "\#(id)", "content": "A classic."}"#)) { res async throws in
+            try await app.testing().test(.POST, path, headers: jsonHeaders, body: json(#"{"uuid": "\#(id)", "content": "A classic."}"#)) {
+                res async throws in
                 #expect(res.status == .created)
                 let created = try res.decoded(ReviewModel.self)
                 #expect(created.uuid == id && created.bookID == seed.earthsea && created.content == "A classic.")
             }
-            try await app.testing().test(.POST, path, headers: jsonHeaders, body: json(#"{"uuid": "\#(id)", "content": "Again."}"#)) { res async throws in
+            try await app.testing().test(.POST, path, headers: jsonHeaders, body: json(#"{"uuid": "\#(id)", "content": "Again."}"#)) {
+                res async throws in
                 #expect(res.status == .conflict)
                 #expect(res.text.contains("exists"), "\(res.text)")
             }
@@ -113,7 +115,8 @@ import VaporTesting
             try await app.testing().test(.POST, "books/\(UUID())/reviews", headers: jsonHeaders, body: json(#"{"content": "x"}"#)) {
                 #expect($0.status == .notFound)
             }
-            try await app.testing().test(.PUT, "reviews/\(id)", headers: jsonHeaders, body: json(#"{"content": "A classic, still."}"#)) { res async throws in
+            try await app.testing().test(.PUT, "reviews/\(id)", headers: jsonHeaders, body: json(#"{"content": "A classic, still."}"#)) {
+                res async throws in
                 #expect(res.status == .ok)
                 #expect(try res.decoded(ReviewModel.self).content == "A classic, still.")
             }
@@ -130,15 +133,19 @@ import VaporTesting
     @Test func anImportWithABadRecordWritesNothingOrSkipsItAsAsked() async throws {
         try await withBookstore { app, seed, reviews in
             let service = app.structPostgres.service
-            let good = (0..<2).map { #"{"uuid": "\#(UUID())", "book_id": "\#(seed.earthsea)", "content": "imported \#($0)", "created_at": "2025-06-01T10:00:00Z"}"# }
+            let good = (0..<2).map {
+                #"{"uuid": "\#(UUID())", "book_id": "\#(seed.earthsea)", "content": "imported \#($0)", "created_at": "2025-06-01T10:00:00Z"}"#
+            }
             let bad = #"{"uuid": "\#(UUID())", "book_id": "\#(seed.earthsea)", "content": "no date"}"#
             let payload = "[\(good[0]), \(bad), \(good[1])]"
-            try await app.testing().test(.POST, "reviews/import?onError=abort", headers: jsonHeaders, body: json(payload)) { res async throws in
+            try await app.testing().test(.POST, "reviews/import?onError=abort", headers: jsonHeaders, body: json(payload)) {
+                res async throws in
                 #expect(res.status == .badRequest)
                 #expect(res.text.contains("record [1]"), "\(res.text)")
             }
             #expect(try await service.count(ReviewModel.self) == reviews.count)
-            try await app.testing().test(.POST, "reviews/import?onError=skip", headers: jsonHeaders, body: json(payload)) { res async throws in
+            try await app.testing().test(.POST, "reviews/import?onError=skip", headers: jsonHeaders, body: json(payload)) {
+                res async throws in
                 #expect(res.status == .ok)
                 let summary = try res.decoded(ImportSummaryBody.self)
                 #expect(summary.inserted == 2)

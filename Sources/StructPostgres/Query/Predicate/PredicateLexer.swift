@@ -64,9 +64,11 @@ struct PredicateLexer {
                 index += placeholder.count
             } else if char.isNumber || (char == "." && index + 1 < characters.count && characters[index + 1].isNumber) {
                 var text = ""
-                while index < characters.count, characters[index].isNumber || characters[index] == "."
-                    || ((characters[index] == "e" || characters[index] == "E") && !text.contains("e"))
-                    || ((characters[index] == "-" || characters[index] == "+") && (text.last == "e" || text.last == "E")) {
+                while index < characters.count,
+                    characters[index].isNumber || characters[index] == "."
+                        || ((characters[index] == "e" || characters[index] == "E") && !text.contains("e"))
+                        || ((characters[index] == "-" || characters[index] == "+") && (text.last == "e" || text.last == "E"))
+                {
                     text.append(characters[index] == "E" ? "e" : characters[index])
                     index += 1
                 }
@@ -76,7 +78,9 @@ struct PredicateLexer {
                 var text = char == "#" ? "" : String(char)
                 index += 1
                 while index < characters.count,
-                      characters[index].isLetter || characters[index].isNumber || characters[index] == "_" || characters[index] == "." || characters[index] == "@" {
+                    characters[index].isLetter || characters[index].isNumber || characters[index] == "_" || characters[index] == "."
+                        || characters[index] == "@"
+                {
                     text.append(characters[index])
                     index += 1
                 }
@@ -113,7 +117,8 @@ struct PredicateLexer {
 enum PredicateSyntax {
     static func error(_ message: String, format: String, at position: Int) -> StructPostgresError {
         var error = StructPostgresError(
-            .invalidValue, "malformed predicate: \(message) (at character \(position + 1))\n  \(format)\n  \(String(repeating: " ", count: position))^")
+            .invalidValue,
+            "malformed predicate: \(message) (at character \(position + 1))\n  \(format)\n  \(String(repeating: " ", count: position))^")
         error.position = position + 1
         return error
     }

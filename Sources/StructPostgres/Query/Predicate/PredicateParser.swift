@@ -32,7 +32,9 @@ struct PredicateParser {
         let node = try parseOr()
         guard current.kind == .end else { throw error("expected AND, OR or the end of the predicate, found \(describe(current))") }
         guard used == arguments.count else {
-            throw error("\(arguments.count) argument\(arguments.count == 1 ? "" : "s") given for \(used) placeholder\(used == 1 ? "" : "s")", at: tokens.last!)
+            throw error(
+                "\(arguments.count) argument\(arguments.count == 1 ? "" : "s") given for \(used) placeholder\(used == 1 ? "" : "s")",
+                at: tokens.last!)
         }
         return node
     }
@@ -126,7 +128,8 @@ struct PredicateParser {
 
         if comparison == .in || comparison == .between, options.caseInsensitive || options.diacriticInsensitive {
             let word = comparison == .in ? "IN" : "BETWEEN"
-            throw error("\(word) does not take [c] or [d]; compare each value instead, as in key ==[c] 'a' OR key ==[c] 'b'", at: operatorToken)
+            throw error(
+                "\(word) does not take [c] or [d]; compare each value instead, as in key ==[c] 'a' OR key ==[c] 'b'", at: operatorToken)
         }
         let node: Filter.Node
         switch comparison {
@@ -185,14 +188,18 @@ struct PredicateParser {
             return (.in, true)
         }
         guard case .identifier(let word) = token.kind else {
-            throw error("expected a comparison (==, !=, <, <=, >, >=, IN, BETWEEN, BEGINSWITH, ENDSWITH, CONTAINS, LIKE, MATCHES), found \(describe(token))")
+            throw error(
+                "expected a comparison (==, !=, <, <=, >, >=, IN, BETWEEN, BEGINSWITH, ENDSWITH, CONTAINS, LIKE, MATCHES), found \(describe(token))"
+            )
         }
         let words: [String: Comparison] = [
             "IN": .in, "BETWEEN": .between, "BEGINSWITH": .compare(.beginsWith), "ENDSWITH": .compare(.endsWith),
             "CONTAINS": .compare(.contains), "LIKE": .compare(.like), "MATCHES": .compare(.matches),
         ]
         guard let comparison = words[word.uppercased()] else {
-            throw error("expected a comparison (==, !=, <, <=, >, >=, IN, BETWEEN, BEGINSWITH, ENDSWITH, CONTAINS, LIKE, MATCHES), found \(describe(token))")
+            throw error(
+                "expected a comparison (==, !=, <, <=, >, >=, IN, BETWEEN, BEGINSWITH, ENDSWITH, CONTAINS, LIKE, MATCHES), found \(describe(token))"
+            )
         }
         advance()
         return (comparison, false)
@@ -208,7 +215,7 @@ struct PredicateParser {
             case "TRUE", "YES": return .value(true)
             case "FALSE", "NO": return .value(false)
             case "AND", "OR", "NOT", "IN", "BETWEEN", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "MATCHES", "ANY", "ALL", "NONE", "SOME",
-                 "TRUEPREDICATE", "FALSEPREDICATE":
+                "TRUEPREDICATE", "FALSEPREDICATE":
                 throw error("expected a key or a value, found the keyword \(word.uppercased())", at: token)
             default: return .key(word)
             }
@@ -245,7 +252,9 @@ struct PredicateParser {
                     throw error("a list holds values, not keys", at: tokens[index - 1])
                 }
                 items.append(item)
-                if isSymbol(",") { advance() } else if !isSymbol("}") {
+                if isSymbol(",") {
+                    advance()
+                } else if !isSymbol("}") {
                     throw error("expected ',' or '}' in the list, found \(describe(current))")
                 }
             }

@@ -25,7 +25,9 @@ struct BookController: RouteCollection {
             filter = filter && (try Filter(format: "author.name CONTAINS[c] %@", author))
         }
         if let text = req.query[String.self, at: "maxPrice"] {
-            guard let maxPrice = Double(text), maxPrice.isFinite else { throw Abort(.badRequest, reason: "maxPrice '\(text)' is not a number") }
+            guard let maxPrice = Double(text), maxPrice.isFinite else {
+                throw Abort(.badRequest, reason: "maxPrice '\(text)' is not a number")
+            }
             filter = filter && .compare("price", .lessOrEqual, maxPrice)
         }
         let sort = req.query[String.self, at: "sort"] ?? "title"

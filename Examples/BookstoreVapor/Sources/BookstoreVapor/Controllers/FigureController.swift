@@ -58,7 +58,8 @@ struct FigureController: RouteCollection {
         let authors = try await req.store.fetch(AuthorModel.self, where: .in(\.uuid, shelves.compactMap(\.authorID)))
         let names = Dictionary(uniqueKeysWithValues: authors.map { ($0.uuid, $0.name) })
         return shelves.map { shelf in
-            AuthorBooks(authorID: shelf.authorID, name: shelf.authorID.flatMap { names[$0] }, books: shelf.books, averagePrice: shelf.averagePrice)
+            AuthorBooks(
+                authorID: shelf.authorID, name: shelf.authorID.flatMap { names[$0] }, books: shelf.books, averagePrice: shelf.averagePrice)
         }
     }
 }

@@ -54,11 +54,12 @@ struct ReviewController: RouteCollection {
     /// `POST /reviews/import?onError=abort|skip`: a JSON array of reviews, all or nothing, or skipping bad records.
     @Sendable
     func importReviews(req: Request) async throws -> ImportSummary {
-        let policy: ImportOptions.FailurePolicy = switch req.query[String.self, at: "onError"] ?? "abort" {
-        case "abort": .allOrNothing
-        case "skip": .skipAndReport
-        case let other: throw Abort(.badRequest, reason: "onError '\(other)' is not abort or skip")
-        }
+        let policy: ImportOptions.FailurePolicy =
+            switch req.query[String.self, at: "onError"] ?? "abort" {
+            case "abort": .allOrNothing
+            case "skip": .skipAndReport
+            case let other: throw Abort(.badRequest, reason: "onError '\(other)' is not abort or skip")
+            }
         let body = req.body.data.map { Data($0.readableBytesView) } ?? Data()
         let result = try await req.store.import(ReviewModel.self, from: body, options: ImportOptions(keys: .snakeCase, onFailure: policy))
         return ImportSummary(result)
