@@ -3,7 +3,7 @@
 # Uses DATABASE_URL when set; otherwise the tests start a throwaway cluster themselves.
 # STRUCTPG_SCRATCH_PATH moves the build folder (docker compose uses it to keep the host's apart).
 # With arguments, runs `swift test` once with them (e.g. scripts/test.sh --filter UpsertTests). Without, in order:
-# - the layer check, and the build;
+# - the layer check, the format's lint (scripts/check-format: .swift-format, `scripts/format` applies it), the build;
 # - every suite in parallel except those tagged `.timed` (they time cancellation, pool waits and TLS handshakes, or
 #   restart a server under load), which then run one test at a time, so that the passes' own load does not stretch
 #   the times they assert (the examples' build, begun in the background, runs at the lowest priority);
@@ -18,12 +18,13 @@ cd "$(dirname "$0")/.."
 # Each stage's line says when it began, in minutes and seconds since the start (where CI's time goes).
 say() { echo "test.sh: [$((SECONDS / 60))m$((SECONDS % 60))s] $*"; }
 
-# The library's layers first: a reference against them fails in a second, before any build.
+# The library's layers and the sources' format first: either fails in seconds, before any build.
 if command -v python3 >/dev/null 2>&1; then
   python3 scripts/check-layers
 else
   say "SKIPPED scripts/check-layers: python3 is not installed"
 fi
+scripts/check-format
 PG_BINDIR=$(scripts/ensure-postgres.sh --pgbouncer --auto-failover)
 export PG_BINDIR
 scratch=(--scratch-path "${STRUCTPG_SCRATCH_PATH:-.build}")
