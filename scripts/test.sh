@@ -24,7 +24,11 @@ if command -v python3 >/dev/null 2>&1; then
 else
   say "SKIPPED scripts/check-layers: python3 is not installed"
 fi
-scripts/check-format
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1 && swift format --version >/dev/null 2>&1; then
+  scripts/check-format
+else
+  say "SKIPPED scripts/check-format: not a git checkout, or no swift format in the toolchain"
+fi
 PG_BINDIR=$(scripts/ensure-postgres.sh --pgbouncer --auto-failover)
 export PG_BINDIR
 scratch=(--scratch-path "${STRUCTPG_SCRATCH_PATH:-.build}")
