@@ -6,7 +6,8 @@
 # - the layer check, the format's lint (scripts/check-format: .swift-format, `scripts/format` applies it), the build;
 # - every suite in parallel except those tagged `.timed` (they time cancellation, pool waits and TLS handshakes, or
 #   restart a server under load), which then run one test at a time, so that the passes' own load does not stretch
-#   the times they assert (the examples' build, begun in the background, runs at the lowest priority);
+#   the times they assert (the examples' build, begun in the background, runs at the lowest priority; the network
+#   cuts' suites, which mostly wait, run beside the others);
 # - the integration tests through a local PgBouncer in transaction mode (STRUCTPG_TEST_POOLER=pgbouncer), then against
 #   PostgreSQL 18 with max_connections = 100 through DATABASE_URL;
 # - the web service examples' tests (Examples/BookstoreServer on Hummingbird, Examples/BookstoreVapor on Vapor);
@@ -78,8 +79,21 @@ fi
 timed=$(python3 scripts/lib/timed-suites.py)
 say "every suite in parallel but the timed ones"
 run_pass 10 "${tests[@]}" --skip "$timed"
-say "the timed suites, one test at a time"
-run_pass 5 "${tests[@]}" --filter "$timed" --no-parallel
+# The timed suites one test at a time, in two lanes at once, each printed when both have ended: the silent network
+# cuts (NetCut*: their tests mostly wait out 10-14 s cuts, and bound calls within seconds), and the others.
+say "the timed suites, one test at a time: the network cuts' and the others', side by side"
+cuts_log=$(mktemp)
+others_log=$(mktemp)
+cuts_status=0
+others_status=0
+(run_pass 5 "${tests[@]}" --filter "NetCut" --no-parallel) > "$cuts_log" 2>&1 &
+cuts_lane=$!
+run_pass 5 "${tests[@]}" --filter "$timed" --skip "NetCut" --no-parallel > "$others_log" 2>&1 || others_status=$?
+wait "$cuts_lane" || cuts_status=$?
+cat "$cuts_log" "$others_log"
+rm -f "$cuts_log" "$others_log"
+[ "$cuts_status" = 0 ] || exit "$cuts_status"
+[ "$others_status" = 0 ] || exit "$others_status"
 # Through PgBouncer in transaction mode: the integration tests but those about a server session itself (prepared
 # statements, kept connections, cancellation, TLS), the pooler's and replicas' own suites, which ran in the first
 # pass, and those whose subject a pooler cannot change, which run against both servers: the differential tests of
