@@ -232,7 +232,7 @@ struct SendAgainTests {
     /// Every combination of facts, drawn at random (a fixed seed, printed on failure, and a fresh one).
     @Test(arguments: [0x5EED_0001, UInt64.random(in: 1...UInt64.max)])
     func invariantsHoldForRandomFacts(seed: UInt64) {
-        var random = SplitMix64(seed: seed)
+        var random = SplitMix(seed: seed)
         for _ in 0..<20_000 {
             let facts = SendAgain.random(using: &random)
             let answer = facts.answer
@@ -275,7 +275,7 @@ struct SendAgainTests {
     /// A whole call's attempts, one after another, as the runtime drives them: every sequence ends, within bounds.
     @Test(arguments: [0x5EED_0002, UInt64.random(in: 1...UInt64.max)])
     func everySequenceOfFailuresEnds(seed: UInt64) {
-        var random = SplitMix64(seed: seed)
+        var random = SplitMix(seed: seed)
         for _ in 0..<2_000 {
             var facts = SendAgain.random(using: &random)
             facts.attempt = 1
@@ -312,21 +312,8 @@ struct SendAgainTests {
     }
 }
 
-/// A small seeded generator, so that a failing seed reproduces.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 extension SendAgain {
-    static func random(using random: inout SplitMix64) -> SendAgain {
+    static func random(using random: inout SplitMix) -> SendAgain {
         let failures: [Failure] = [.hostGone, .serializationOrDeadlock, .readOnly, .preparedStatementRefused, .other]
         let stages: [Stage] = [.findingAHost, .running(bodyStarted: false), .running(bodyStarted: true)]
         let routes: [Route] = [.primary, .replica(idempotent: true), .replica(idempotent: false)]
