@@ -55,7 +55,7 @@ extension Migrator {
     /// Its statements are never prepared: migrations run rarely, and behind a pooler in transaction mode a name
     /// prepared by another process on the same server session (42P05) would fail a migration's transaction.
     private func withDedicatedSession<T>(_ body: (DatabaseSession) async throws -> T) async throws -> T {
-        try await service.path.dedicatedSession(for: Operation(.migrate), nil) { session in
+        try await service.path.dedicatedSession { session in
             var unnamed = session
             unnamed.namesStatements = false
             return try await body(unnamed)

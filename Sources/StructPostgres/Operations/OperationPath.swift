@@ -44,13 +44,11 @@ struct OperationPath: Sendable {
         }
     }
 
-    /// Runs `body` on a connection of its own to the primary, outside the pool, for `operation` (a migration: it changes
-    /// session settings, and holds its lock on a second connection). ``SendAgain`` decides, as for pooled calls,
-    /// whether a failed attempt runs again: when its first statement never ran, or the primary moved before it began.
-    func dedicatedSession<T>(
-        for operation: Operation, _ span: OperationSpan?, _ body: (DatabaseSession) async throws -> T
-    ) async throws -> T {
-        try await runtime.withSession(span, .primary, dedicated: true, body)
+    /// Runs `body` on a connection of its own to the primary, outside the pool (a migration: it changes session
+    /// settings, and holds its lock on a second connection). ``SendAgain`` decides, as for pooled calls, whether a
+    /// failed attempt runs again: when its first statement never ran, or the primary moved before it began.
+    func dedicatedSession<T>(_ body: (DatabaseSession) async throws -> T) async throws -> T {
+        try await runtime.withSession(dedicated: true, body)
     }
 
     /// Measures `operation` (its span and metrics) around `body`, which runs its sessions through this path.
