@@ -28,7 +28,7 @@ final class ServiceRuntime: Sendable {
         self.background = background
         let router = try ConnectionRouter(configuration: configuration, telemetry: telemetry, background: background)
         self.router = router
-        let sessions = SessionContext(configuration: configuration, telemetry: telemetry)
+        let sessions = SessionContext(configuration: configuration, telemetry: telemetry, schemaCaches: SchemaMemory())
         self.sessions = sessions
         upserts = UpsertCache(catalog: sessions.catalog)
         coalescer = Coalescer(writes: configuration.coalescing, reads: configuration.readCoalescing, background: background)

@@ -1,8 +1,8 @@
 import Logging
 import Synchronization
 
-/// What every session of one service shares: logging, the statement observer, prepared statement names, the
-/// tables read from the catalog, instrumentation.
+/// What every session of one service shares: logging, the statement observer, prepared statement names,
+/// instrumentation, and what the layers above derive from the schema.
 final class SessionContext: Sendable {
     let logger: Logger
     /// Log bound values and keep the server's `DETAIL` in errors.
@@ -12,13 +12,14 @@ final class SessionContext: Sendable {
     var preparesStatements: Bool { prepares.load(ordering: .relaxed) }
     private let prepares: Atomic<Bool>
     let preparedStatements = PreparedStatementRegistry()
-    let catalog = CatalogCache()
-    let selects: SelectTemplates
+    /// The table layouts, entity descriptions and statement texts of the layers above (the service's
+    /// `SchemaMemory`), forgotten with the prepared statements.
+    let schemaCaches: any SchemaDerivedCaches
     let telemetry: Telemetry
 
-    init(configuration: PostgresConfiguration, telemetry: Telemetry) {
+    init(configuration: PostgresConfiguration, telemetry: Telemetry, schemaCaches: any SchemaDerivedCaches) {
         self.telemetry = telemetry
-        selects = SelectTemplates(catalog: catalog)
+        self.schemaCaches = schemaCaches
         logger = configuration.logger
         logBoundValues = configuration.logBoundValues
         queryObserver = configuration.queryObserver
@@ -32,34 +33,13 @@ final class SessionContext: Sendable {
 
     /// Forgets table layouts and prepared statements: both may no longer match a changed schema.
     func forgetSchemas() {
-        catalog.forget()
+        schemaCaches.forgetAll()
         preparedStatements.forgetAll()
-        selects.forgetAll()
     }
 }
 
-/// The table layouts and entity descriptions read from the catalog, kept until ``forget()``.
-final class CatalogCache: Sendable {
-    private let schemas = Guarded<[String: TableSchema]>([:])
-    private let descriptions = Guarded<[ObjectIdentifier: EntityDescription]>([:])
-    /// Counts ``forget()`` calls. What was derived from the catalog before the latest one is not cached: the
-    /// stores check it under their lock, after which the next forget clears them.
-    private let generationCounter = Atomic(0)
-
-    var generation: Int { generationCounter.load(ordering: .acquiring) }
-    /// Whether `schema` was read after the latest ``forget()``.
-    func isCurrent(_ schema: TableSchema) -> Bool { schema.generation == generation }
-
-    func schema(_ table: String) -> TableSchema? { schemas.withLock { $0[table] } }
-    func store(_ schema: TableSchema) { schemas.withLock { if isCurrent(schema) { $0[schema.table] = schema } } }
-    func description(_ entity: ObjectIdentifier) -> EntityDescription? { descriptions.withLock { $0[entity] } }
-    func store(_ description: EntityDescription, for entity: ObjectIdentifier) {
-        descriptions.withLock { if isCurrent(description.schema) { $0[entity] = description } }
-    }
-
-    func forget() {
-        generationCounter.add(1, ordering: .sequentiallyConsistent)
-        schemas.withLock { $0.removeAll() }
-        descriptions.withLock { $0.removeAll() }
-    }
+/// What the layers above the session derive from the schema and keep for a service: forgotten, with the prepared
+/// statements, when the schema may have changed.
+protocol SchemaDerivedCaches: AnyObject, Sendable {
+    func forgetAll()
 }
