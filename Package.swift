@@ -36,12 +36,45 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
     ],
     targets: [
+        // Three modules, bottom first; each may use only those below it, which the compiler keeps (and
+        // scripts/check-layers keeps the tiers inside each).
+        // The configuration a user writes and the errors a user catches: public, re-exported by StructPostgres.
         .target(
-            name: "StructPostgres",
+            name: "StructPostgresCore",
             dependencies: [
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The driver: connections, the pool and its state machines, sessions and their statements, the commit
+        // watcher, the canceller, the listener connection, and every workaround of PostgresNIO. Its API is
+        // `package`-level only; it is the one module that imports `_ConnectionPoolModule` or reads PostgresNIO's
+        // internals.
+        .target(
+            name: "StructPostgresDriver",
+            dependencies: [
+                "StructPostgresCore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The library users import: entities, coding, filters, reads, writes, the operation path, observation,
+        // the service and migrations, on the driver.
+        .target(
+            name: "StructPostgres",
+            dependencies: [
+                "StructPostgresCore", "StructPostgresDriver",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -104,14 +137,18 @@ let package = Package(
         ),
         .testTarget(
             name: "StructPostgresTests",
-            dependencies: ["StructPostgres", .product(name: "_ConnectionPoolModule", package: "postgres-nio")],
+            dependencies: [
+                "StructPostgres", "StructPostgresCore", "StructPostgresDriver",
+                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
+            ],
             resources: [.copy("Fixtures/migrations")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "StructPostgresIntegrationTests",
             dependencies: [
-                "StructPostgres", "StructPostgresTesting", "Bookstore", "BookstoreModels",
+                "StructPostgres", "StructPostgresCore", "StructPostgresDriver", "StructPostgresTesting", "Bookstore",
+                "BookstoreModels",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -124,6 +161,8 @@ let package = Package(
 )
 
 if threadSanitizer {
-    package.targets.removeAll { !["StructPostgres", "StructPostgresTests"].contains($0.name) }
+    package.targets.removeAll {
+        !["StructPostgresCore", "StructPostgresDriver", "StructPostgres", "StructPostgresTests"].contains($0.name)
+    }
     package.products.removeAll { $0.name != "StructPostgres" }
 }

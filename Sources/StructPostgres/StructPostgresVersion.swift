@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// The version of StructPostgres (semantic versioning; before 1.0 a minor version may change the API).
 public enum StructPostgresVersion {
     /// This version, `major.minor.patch`.

@@ -1,6 +1,8 @@
 import Foundation
 import PostgresNIO
 @testable import StructPostgres
+@testable import StructPostgresCore
+@testable import StructPostgresDriver
 import Testing
 
 private struct Reading: StoredModel, Equatable {

@@ -5,6 +5,8 @@ import NIOCore
 import NIOPosix
 import PostgresNIO
 @testable import StructPostgres
+@testable import StructPostgresCore
+@testable import StructPostgresDriver
 import StructPostgresTesting
 import Testing
 

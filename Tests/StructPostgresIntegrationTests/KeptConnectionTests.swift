@@ -1,6 +1,8 @@
 import Foundation
 import Synchronization
 @testable import StructPostgres
+@testable import StructPostgresCore
+@testable import StructPostgresDriver
 import StructPostgresTesting
 import Testing
 

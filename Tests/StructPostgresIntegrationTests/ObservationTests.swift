@@ -2,6 +2,8 @@
 import BookstoreModels
 import Foundation
 @testable import StructPostgres
+@testable import StructPostgresCore
+@testable import StructPostgresDriver
 import StructPostgresTesting
 import Synchronization
 import Testing

@@ -1,5 +1,7 @@
 import Foundation
 @testable import StructPostgres
+@testable import StructPostgresCore
+@testable import StructPostgresDriver
 import Testing
 
 /// A cursor passed back with another sort or filter, altered, or sealed by another service, and a page size under

@@ -2,6 +2,8 @@
 import BookstoreModels
 import Foundation
 @testable import StructPostgres
+@testable import StructPostgresCore
+@testable import StructPostgresDriver
 import Testing
 
 /// A row with ties in every column but its key, and NULLs in two.

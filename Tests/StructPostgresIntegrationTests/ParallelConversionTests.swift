@@ -3,6 +3,8 @@ import Testing
 @testable import Bookstore
 import BookstoreModels
 @testable import StructPostgres
+@testable import StructPostgresCore
+@testable import StructPostgresDriver
 
 /// A book whose conversion fails for some rows, to show which failure a call reports, or registers a second
 /// book of its own.

@@ -2,6 +2,8 @@
 import BookstoreModels
 import Foundation
 @testable import StructPostgres
+@testable import StructPostgresCore
+@testable import StructPostgresDriver
 import Testing
 
 private struct Gauge: StoredModel, Equatable {

@@ -4,6 +4,8 @@ import Logging
 import NIOCore
 import PostgresNIO
 @testable import StructPostgres
+@testable import StructPostgresCore
+@testable import StructPostgresDriver
 import StructPostgresTesting
 import Synchronization
 import Testing

@@ -1,4 +1,6 @@
 @testable import StructPostgres
+@testable import StructPostgresCore
+@testable import StructPostgresDriver
 import Synchronization
 import Testing
 

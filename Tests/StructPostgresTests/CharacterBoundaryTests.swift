@@ -1,5 +1,7 @@
 import Testing
 @testable import StructPostgres
+@testable import StructPostgresCore
+@testable import StructPostgresDriver
 
 /// The tables of `CharacterBoundary+Tables.swift` against the running standard library, and which operands of
 /// BEGINSWITH / CONTAINS / ENDSWITH are matched at whole Characters and which are refused. (That the SQL then agrees

@@ -1,5 +1,7 @@
 import Foundation
 @testable import StructPostgres
+@testable import StructPostgresCore
+@testable import StructPostgresDriver
 import Synchronization
 import Testing
 

@@ -1,6 +1,8 @@
 import Foundation
 import NIOCore
 @testable import StructPostgres
+@testable import StructPostgresCore
+@testable import StructPostgresDriver
 import Testing
 
 /// libpq's parameters for dead-peer detection and server settings: read with libpq's meanings, written back, checked.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import StructPostgres
+@testable import StructPostgresCore
+@testable import StructPostgresDriver
 
 @Suite struct ConnectionSettingsTests {
     @Test func parsesEveryPartOfAURL() throws {

@@ -1,6 +1,8 @@
 import Testing
 import _ConnectionPoolModule
 @testable import StructPostgres
+@testable import StructPostgresCore
+@testable import StructPostgresDriver
 
 @Suite struct ErrorDescriptionTests {
     @Test func theDescriptionNamesWhatAndWhere() {

@@ -1,4 +1,6 @@
 @testable import StructPostgres
+@testable import StructPostgresCore
+@testable import StructPostgresDriver
 import Testing
 
 /// The lease machine with calls' own deadlines (see `CallDeadline`): a call waits until the earlier of its deadline

@@ -1,4 +1,6 @@
 @testable import StructPostgres
+@testable import StructPostgresCore
+@testable import StructPostgresDriver
 import Testing
 
 @Suite struct LoadingTests {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import StructPostgres
+@testable import StructPostgresCore
+@testable import StructPostgresDriver
 
 /// A page cursor is URL-safe text that only the key it was sealed with opens, and that shows nothing of the values
 /// it holds. Without a server.

@@ -1,5 +1,7 @@
 import PostgresNIO
 @testable import StructPostgres
+@testable import StructPostgresCore
+@testable import StructPostgresDriver
 import Testing
 
 /// A prepared statement's key is hashed once and names exactly the text and types it was made from.

@@ -1,6 +1,8 @@
 import NIOCore
 import NIOEmbedded
 @testable import StructPostgres
+@testable import StructPostgresCore
+@testable import StructPostgresDriver
 import Testing
 
 /// The frames of backend messages, split anywhere, and what the watcher makes of them, without a server.

@@ -1,5 +1,7 @@
 import Testing
 @testable import StructPostgres
+@testable import StructPostgresCore
+@testable import StructPostgresDriver
 
 @Suite struct SQLScriptTests {
     @Test func splitsOnSemicolonsOutsideQuotesAndComments() {

@@ -1,4 +1,6 @@
 @testable import StructPostgres
+@testable import StructPostgresCore
+@testable import StructPostgresDriver
 import Testing
 
 /// "Send it again?" decided from facts alone: no server, no connection, no clock.

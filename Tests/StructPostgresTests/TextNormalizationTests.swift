@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import StructPostgres
+@testable import StructPostgresCore
+@testable import StructPostgresDriver
 
 /// Text is stored and bound composed (NFC), so that PostgreSQL's code-point comparison agrees with Swift's canonical
 /// equivalence. `ColumnValue.text` compares its strings with `==`, which is canonical equivalence itself, so these

@@ -1,4 +1,6 @@
 import PostgresNIO
+import StructPostgresCore
+import StructPostgresDriver
 
 extension DatabaseSession {
     func runTagged(_ statement: Statement, _ description: EntityDescription) async throws -> [PostgresRow] {

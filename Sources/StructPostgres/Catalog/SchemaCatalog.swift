@@ -1,4 +1,6 @@
 import PostgresNIO
+import StructPostgresCore
+import StructPostgresDriver
 
 extension DatabaseSession {
     /// The entity resolved against its table, from the catalog on first use.

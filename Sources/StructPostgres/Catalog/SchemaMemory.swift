@@ -1,4 +1,6 @@
 import Synchronization
+import StructPostgresCore
+import StructPostgresDriver
 
 /// What a service derives from the schema: the table layouts and entity descriptions read from the catalog, and the
 /// fetch statements' texts built from them. Kept by the service's ``SessionContext``.

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// The text of each fetch statement, built once per shape: a fetch's `SELECT` depends on its entity, the keys,
 /// operators and kinds of value of its filter, its sort, limit and offset, never on the values it binds. A
 /// point query sent again with another value takes its text from here instead of building it.

@@ -1,5 +1,7 @@
 import Foundation
 import PostgresNIO
+import StructPostgresCore
+import StructPostgresDriver
 
 /// Decodes non-null cells into any `Decodable` type: the leaves of the row decoder.
 enum CellDecoding {

@@ -1,5 +1,7 @@
 import Foundation
 import PostgresNIO
+import StructPostgresCore
+import StructPostgresDriver
 
 /// A Swift array stored in a PostgreSQL array column.
 protocol ColumnArrayConvertible {

@@ -1,5 +1,7 @@
 import Foundation
 import PostgresNIO
+import StructPostgresCore
+import StructPostgresDriver
 
 /// Integers decode from any integer column, refusing values that do not fit.
 protocol IntegerColumn: ColumnConvertible, FixedWidthInteger {}

@@ -1,5 +1,7 @@
 import Foundation
 import PostgresNIO
+import StructPostgresCore
+import StructPostgresDriver
 
 /// A Swift type with a fixed column representation: the leaves of the row encoder and decoder.
 protocol ColumnConvertible {

@@ -1,4 +1,6 @@
 import Synchronization
+import StructPostgresCore
+import StructPostgresDriver
 
 /// How property names (coding keys) become column names.
 public enum ColumnNaming: Sendable {

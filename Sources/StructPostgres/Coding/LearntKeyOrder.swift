@@ -1,4 +1,6 @@
 import Synchronization
+import StructPostgresCore
+import StructPostgresDriver
 
 /// The order in which an entity type's `init(from:)` asks for its keys, with the index of each key's column in a
 /// select of every column: learnt from the first result decoded, so that later results find each key by one

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// Unicode Normalization Form C, the form the library stores text in and binds text as.
 ///
 /// Swift's `String` compares by canonical equivalence (`"Café"` with U+00E9 equals `"Cafe\u{301}"`), PostgreSQL

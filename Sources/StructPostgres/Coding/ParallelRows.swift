@@ -1,4 +1,6 @@
 import Foundation
+import StructPostgresCore
+import StructPostgresDriver
 
 /// Work on many rows spread over two cores or more: decoding a large result, converting, encoding and checking a
 /// large batch. Errors come out as working in order would meet them.

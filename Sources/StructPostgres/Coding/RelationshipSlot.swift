@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// Lets the row coders recognise a slot whatever its value type.
 protocol RelationshipSlot {
     static var unloadedSlot: Self { get }

@@ -1,5 +1,7 @@
 import Foundation
 import Synchronization
+import StructPostgresCore
+import StructPostgresDriver
 
 /// Turns an `Encodable` entity into its columns, through the entity's `CodingKeys`.
 ///

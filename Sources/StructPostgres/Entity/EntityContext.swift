@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// The unit of work that `toEntity(context:)` fills: every entity registered here is written
 /// by one ``CoreDataServiceProtocol/update(entities:options:)`` call, one batched statement per table,
 /// in one transaction: referenced tables first, join-table sets last.

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// An entity type resolved against its table: which column each key names. A class: every call passes its
 /// entity's description along (filters, plans, decoders), and a copy is then one reference, not a dozen.
 final class EntityDescription: Sendable {

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// A row of one table: the stored side of the pattern (Core Data's `NSManagedObject` subclass).
 ///
 /// Columns come from the entity's `CodingKeys`, turned into snake_case (``columnNaming``):

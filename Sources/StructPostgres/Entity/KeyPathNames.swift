@@ -1,5 +1,7 @@
 @_spi(Reflection) import Swift
 import Synchronization
+import StructPostgresCore
+import StructPostgresDriver
 
 /// The property a key path names, found by matching its offset and type with the type's stored fields
 /// (the standard library's reflection), so typed filters and sort keys can say `\.title`.

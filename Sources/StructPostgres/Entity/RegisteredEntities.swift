@@ -1,4 +1,6 @@
 import Synchronization
+import StructPostgresCore
+import StructPostgresDriver
 
 /// The entities of one type registered in a unit of work (see ``EntityContext``). The write layer opens it
 /// to write `Entity`'s table.

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// The slot of an entity that holds a relationship's related entities once they are loaded:
 /// one entity (`Target?`) for a to-one relationship, an array (`[Target]`) for a to-many one.
 ///

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// A relationship of an entity, declared in its ``EntityProtocol/relationships``: which ``Related``
 /// slot it fills and how the tables link. The links themselves (foreign keys, join tables, delete rules)
 /// live in the migrations; a declaration names what the catalog cannot guess.

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// One ORDER BY term, Core Data's `NSSortDescriptor`. The key is a property name or column name.
 ///
 /// ```swift

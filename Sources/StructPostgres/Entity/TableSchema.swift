@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// A table's columns and unique keys as the catalog describes them, loaded once per service.
 struct TableSchema: Sendable {
     struct Column: Sendable {

@@ -1,4 +1,6 @@
 import Foundation
+import StructPostgresCore
+import StructPostgresDriver
 
 /// Decodes a ``JSONValue`` into a `Decodable` model with the import's key mapping and value conversions.
 /// Errors are `DecodingError`s whose coding path holds the remote names, for ``ImportFailure/path``.

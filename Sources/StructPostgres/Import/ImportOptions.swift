@@ -1,4 +1,6 @@
 import Foundation
+import StructPostgresCore
+import StructPostgresDriver
 
 /// How ``PostgresService/import(_:from:options:)`` reads a JSON payload.
 ///

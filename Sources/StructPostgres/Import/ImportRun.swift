@@ -1,4 +1,6 @@
 import Foundation
+import StructPostgresCore
+import StructPostgresDriver
 
 /// One import: reads records, decodes and checks each, writes them in batches.
 struct ImportRun<Model: EntityConvertible & Decodable> {

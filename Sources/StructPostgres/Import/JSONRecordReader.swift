@@ -1,4 +1,6 @@
 import Foundation
+import StructPostgresCore
+import StructPostgresDriver
 
 /// Reads the records of a JSON payload one at a time — the elements of a top-level array, or one object —
 /// without holding more than the current chunk: a 200 MB file is read 1 MB at a time.

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// A parsed JSON value. Numbers keep their text, so integers of any size and decimals convert exactly.
 enum JSONValue: Sendable, Equatable {
     case null

@@ -1,5 +1,7 @@
 import Crypto
 import Foundation
+import StructPostgresCore
+import StructPostgresDriver
 
 /// One migration: a file `NNNN_name.sql` with an up part and an optional down part.
 ///

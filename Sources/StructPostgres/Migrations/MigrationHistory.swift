@@ -1,5 +1,7 @@
 import Foundation
 import PostgresNIO
+import StructPostgresCore
+import StructPostgresDriver
 
 /// The history table: one row per applied (or failed, or baselined) migration.
 struct MigrationHistory {

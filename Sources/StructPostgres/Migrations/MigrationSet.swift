@@ -1,4 +1,6 @@
 import Foundation
+import StructPostgresCore
+import StructPostgresDriver
 
 /// The migrations of an app, sorted by version, checked for duplicate versions.
 ///

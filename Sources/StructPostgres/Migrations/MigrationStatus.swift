@@ -1,4 +1,6 @@
 import Foundation
+import StructPostgresCore
+import StructPostgresDriver
 
 /// Where one migration stands, as `structpg migrate status` shows it.
 public struct MigrationStatus: Sendable, Codable, Equatable {

@@ -1,5 +1,7 @@
 import Foundation
 import PostgresNIO
+import StructPostgresCore
+import StructPostgresDriver
 
 extension Migrator {
     /// The advisory lock key: the first eight bytes of "structpg".

@@ -1,5 +1,7 @@
 import Foundation
 import PostgresNIO
+import StructPostgresCore
+import StructPostgresDriver
 
 /// Applies the SQL migrations of a ``MigrationSet`` to a database, recording them in a history table.
 ///

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// The SQL that makes PostgreSQL announce committed changes of a table, which ``PostgresService/observe(_:where:sortedBy:limit:loading:)``
 /// and ``PostgresService/changes(in:buffering:)`` listen to.
 ///

@@ -1,4 +1,6 @@
 import Synchronization
+import StructPostgresCore
+import StructPostgresDriver
 
 /// Tells an observer that something it reads changed, coalescing: however many notifications arrive while it
 /// fetches, one wait returns afterwards. A failure, or the end (the service stopped), is kept until the observer waits.

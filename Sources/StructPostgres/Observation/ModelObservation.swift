@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// The result of a fetch, again after every committed change of a table it reads: the current result first, then
 /// a fresh one after each transaction that changed the model's table or a loaded relationship's.
 ///

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// The tables a fetch reads: the model's own, those of the relationships it loads, and those its filter and sort keys
 /// go through (`author.name`, `reviews.@count`), join tables included.
 enum ObservedTables {

@@ -1,5 +1,7 @@
 import PostgresNIO
 import Synchronization
+import StructPostgresCore
+import StructPostgresDriver
 
 /// The observers of one query (same model, statement, bound values and loading): one subscription and one fetch
 /// per change, whose result each observer receives. A hundred observers of one query cost one re-fetch, not a

@@ -1,4 +1,6 @@
 import Foundation
+import StructPostgresCore
+import StructPostgresDriver
 
 /// One committed statement's change of an observed table, as its trigger announced it.
 public struct TableChange: Sendable, Equatable {

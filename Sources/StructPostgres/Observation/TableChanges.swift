@@ -1,4 +1,6 @@
 import Synchronization
+import StructPostgresCore
+import StructPostgresDriver
 
 /// Every change announced for chosen tables, as it arrives: for callers who do their own work with the changes
 /// (invalidate a cache by key, forward to a message bus). After a lost listening connection is opened again the

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// A value read from the database, read again after every committed change of the tables it is read from: a
 /// dashboard's figure, a count, a page. The current value first, then a fresh one after each transaction that
 /// changed one of the tables; a burst of commits costs a few reads, and the last value is always the final state.

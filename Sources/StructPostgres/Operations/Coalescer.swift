@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// A service's coalescing lanes (see ``CoalescingLane``), one per kind of call, entity type and shape: concurrent
 /// single-row upserts and deletes (``WriteCoalescing``) and point reads (``ReadCoalescing``), each kind on by
 /// default and turned off by a `nil` configuration.

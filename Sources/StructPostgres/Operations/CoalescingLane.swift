@@ -1,5 +1,7 @@
 import PostgresNIO
 import Synchronization
+import StructPostgresCore
+import StructPostgresDriver
 
 /// Concurrent calls of one kind gathered into one statement: the coalesced single-row upserts of one entity type
 /// and conflict rule, its single-row deletes, or the point reads of one shape (see ``WriteCoalescing``).

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 extension OperationPath {
     /// Runs a query of figures and decodes its rows with `decode`, inside the operation (whose span a decoding error
     /// ends). A query that cannot run (a key path naming no column, a `having` without grouping) fails before a

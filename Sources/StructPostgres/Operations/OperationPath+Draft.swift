@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 extension OperationPath {
     /// The migration that makes the schema match `models`, drafted from their mismatches (see ``MigrationDraft``).
     func draftMigration(for models: [any EntityConvertible.Type]) async throws -> MigrationDraft {

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 extension OperationPath {
     /// Imports the records `reader` gives in batches: all in one transaction (or savepoint), or each batch on its
     /// own with the bad records left out and reported.

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 extension OperationPath {
     /// One page of a fetch in keyset order, its cursor sealed with the service's key.
     func fetchPage<Model: EntityConvertible>(_ type: Model.Type, _ request: PageRequest, loading: Loading) async throws -> Page<Model> {

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// What the point reads of a lane share besides their entity type: the shape of their text, what they load and
 /// where they run.
 struct PointReadShape: Hashable, Sendable {

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 extension OperationPath {
     func fetch<Model: EntityConvertible>(_ type: Model.Type, _ request: FetchRequest, loading: Loading) async throws -> [Model] {
         var operation = Operation(.fetch, Model.Entity.self)

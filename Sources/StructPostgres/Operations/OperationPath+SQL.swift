@@ -1,4 +1,6 @@
 import PostgresNIO
+import StructPostgresCore
+import StructPostgresDriver
 
 extension OperationPath {
     func query(_ query: PostgresQuery) async throws -> [PostgresRow] {

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 extension OperationPath {
     /// Every mismatch between `models` and the catalog, read afresh (see ``SchemaReport``).
     func schemaReport(for models: [any EntityConvertible.Type]) async throws -> SchemaReport {

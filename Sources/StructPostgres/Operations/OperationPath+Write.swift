@@ -1,4 +1,6 @@
 import Tracing
+import StructPostgresCore
+import StructPostgresDriver
 
 extension OperationPath {
     /// Upserts `models` and what their conversion registers: a slice at a time beyond

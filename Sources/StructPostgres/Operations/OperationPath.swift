@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// The one path every operation of ``PostgresService`` and ``PostgresTransaction`` takes from the front door to a
 /// session. It knows where operations run (each on a pooled connection of its own, or in a given transaction)
 /// and performs them there; what concerns every operation (spans and metrics, replica routing, coalescing)

@@ -1,5 +1,7 @@
 import Logging
 import PostgresNIO
+import StructPostgresCore
+import StructPostgresDriver
 
 /// One service's engine, below its front door: the connections, what its sessions share, and the write
 /// layer's caches. Every operation of the service and of its transactions runs on it (see ``OperationPath``).

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// How a transaction runs.
 public struct TransactionOptions: Sendable, Equatable {
     /// PostgreSQL's isolation levels.

@@ -1,4 +1,6 @@
 import Synchronization
+import StructPostgresCore
+import StructPostgresDriver
 
 /// One transaction, or a savepoint in it, on its session: usable while its closure runs, suspended while a
 /// nested savepoint's closure runs, finished afterwards.

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// One figure computed by PostgreSQL over the rows a filter keeps, or over each group of them: a count, a sum, an
 /// average, a minimum or a maximum of a stored property. `Value` is the figure's Swift type, which follows the
 /// property's (see ``Summable``); a figure SQL gives as NULL (a sum or average of no value) is `nil`.

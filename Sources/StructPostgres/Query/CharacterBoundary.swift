@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// Makes `BEGINSWITH`, `CONTAINS` and `ENDSWITH` (`starts(with:)` and `contains(_:)` in `#Predicate`) match whole
 /// Characters, as Swift's `String` does, where `LIKE` matches code points.
 ///

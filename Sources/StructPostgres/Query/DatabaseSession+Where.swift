@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 extension DatabaseSession {
     /// Appends ` WHERE <filter>` to `statement`, resolving the relationships the filter's keys go through.
     func appendWhere(_ filter: Filter?, _ description: EntityDescription, _ statement: inout Statement) async throws {

@@ -1,4 +1,6 @@
 import Foundation
+import StructPostgresCore
+import StructPostgresDriver
 
 /// Every spelling of a filter, as the value each filtering verb takes: key paths of the entity, keys by name,
 /// an NSPredicate format string, Swift's `#Predicate`, or a ``Filter`` built elsewhere.

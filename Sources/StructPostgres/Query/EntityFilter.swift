@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// A ``Filter`` whose keys are key paths of the entity: a misspelt key does not compile.
 ///
 /// ```swift

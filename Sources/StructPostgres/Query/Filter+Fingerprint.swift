@@ -1,5 +1,7 @@
 import Crypto
 import Foundation
+import StructPostgresCore
+import StructPostgresDriver
 
 extension Filter {
     /// A digest of the filter as it was built (keys, operators, options and the values it binds, each encoded as it

@@ -1,4 +1,6 @@
 import Foundation
+import StructPostgresCore
+import StructPostgresDriver
 
 /// Which rows a fetch, count or delete applies to: Core Data's `NSPredicate`. Keys are property names
 /// or column names; values are always bound parameters.

@@ -1,4 +1,6 @@
 import Foundation
+import StructPostgresCore
+import StructPostgresDriver
 
 /// One comparison of a key's SQL with bound values, with NSPredicate's NULL semantics under negation.
 struct FilterComparison {

@@ -1,4 +1,6 @@
 import Foundation
+import StructPostgresCore
+import StructPostgresDriver
 
 /// Turns a ``Filter`` into an SQL condition, binding every value as a parameter.
 ///

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// Which groups a grouped query keeps, by their figures: SQL's `HAVING`. Compare an ``Aggregate`` with a value, and
 /// combine with `&&`, `||` and `!`.
 ///

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// One ORDER BY term of a grouped query: by a figure (``Aggregate``) or by a key the query groups by.
 ///
 /// ```swift

@@ -1,4 +1,6 @@
 import Foundation
+import StructPostgresCore
+import StructPostgresDriver
 
 /// A `PredicateExpressions` node the compiler understands. A node type without this conformance is refused by name.
 protocol CompilablePredicateExpression {

@@ -1,4 +1,6 @@
 import Foundation
+import StructPostgresCore
+import StructPostgresDriver
 
 /// A property type whose values add up and average: the integers, `Double`, `Float`, `Decimal`, and their optionals.
 /// Its ``Sum`` and ``Average`` are the types ``PostgresAccess/sum(_:of:where:)`` and

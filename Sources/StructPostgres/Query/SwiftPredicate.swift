@@ -1,4 +1,6 @@
 import Foundation
+import StructPostgresCore
+import StructPostgresDriver
 
 extension Filter {
     /// A filter from Swift's `#Predicate`, on the model or on its entity: the expression tree is compiled to the

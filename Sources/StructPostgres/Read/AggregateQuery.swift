@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// A query of figures, as the service receives it: `SELECT <keys>, <figures> FROM <table> WHERE ... GROUP BY <keys>
 /// HAVING ... ORDER BY ... LIMIT ...`, or one row of figures over every matching row when it is not grouped.
 struct AggregateQuery: Sendable {

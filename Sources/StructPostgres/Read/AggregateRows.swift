@@ -1,5 +1,7 @@
 import Foundation
 import PostgresNIO
+import StructPostgresCore
+import StructPostgresDriver
 
 /// The rows of a query of figures, with what each column is, decoded into the types the caller asked for.
 struct AggregateRows: Sendable {

@@ -1,5 +1,7 @@
 import PostgresNIO
 import Synchronization
+import StructPostgresCore
+import StructPostgresDriver
 
 /// Reads a server-side cursor in batches, each a complete result of `FETCH n`, while the caller decodes one row
 /// at a time; the next batch is on its way while the current one is decoded.

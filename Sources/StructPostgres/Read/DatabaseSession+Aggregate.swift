@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 extension DatabaseSession {
     /// Runs a query of figures on the entity's table: its keys and figures checked against the table's columns
     /// before anything is sent.

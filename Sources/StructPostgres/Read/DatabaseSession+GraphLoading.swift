@@ -1,4 +1,6 @@
 import PostgresNIO
+import StructPostgresCore
+import StructPostgresDriver
 
 extension DatabaseSession: TargetLoader {
     /// Fetches entities, then their relationships as `loading` asks: one query per relationship per level.

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// A fetch by pages as the service receives it.
 struct PageRequest: Sendable {
     var filter: Filter?

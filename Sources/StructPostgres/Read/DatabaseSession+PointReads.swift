@@ -1,4 +1,6 @@
 import PostgresNIO
+import StructPostgresCore
+import StructPostgresDriver
 
 extension DatabaseSession {
     /// The entities each of `keys` finds, as `request` finds them for its own key (its filter one equality on one

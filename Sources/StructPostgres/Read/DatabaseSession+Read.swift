@@ -1,5 +1,7 @@
 import Foundation
 import PostgresNIO
+import StructPostgresCore
+import StructPostgresDriver
 
 /// Entities and the cells of the rows they came from, which relationship loading reads.
 struct DecodedRows<E: EntityProtocol> {

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// One group of a grouped query: the values of the keys it was grouped by, and its figures, typed as the
 /// ``Aggregate``s asked for them. One key is its own value; several are a tuple, in the order given.
 ///

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// Decodes one row of a grouped query into a `Decodable` of the caller's, its properties matched by name with the
 /// grouping keys' property names and the figures' names (``Aggregate/named(_:)``).
 struct GroupRowDecoder: Decoder {

@@ -1,5 +1,7 @@
 import NIOCore
 import PostgresNIO
+import StructPostgresCore
+import StructPostgresDriver
 
 /// The order of a fetch by pages: its sort keys, then the columns of the entity's unique key as tie-breakers (in the
 /// direction of the last sort key), each with where its NULLs go. A page continues after the last row of the one

@@ -1,5 +1,7 @@
 import PostgresNIO
 import Synchronization
+import StructPostgresCore
+import StructPostgresDriver
 
 /// The models of a fetch, delivered one at a time as their rows arrive: memory stays flat whatever
 /// the number of rows.

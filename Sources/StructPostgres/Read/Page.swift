@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// One page of a fetch in keyset order: at most the page size of models, the cursor of the next page, and the
 /// number of matching rows when asked for.
 ///
@@ -26,7 +29,7 @@ public struct Page<Model: Sendable>: Sendable {
 extension Page: Encodable where Model: Encodable {}
 
 extension Page: RowCounting {
-    var rowsCounted: Int { items.count }
+    package var rowsCounted: Int { items.count }
 }
 
 /// Where a page ends: an opaque, URL-safe text to hand back for the next page (in a `next` link, a query parameter).

@@ -1,5 +1,7 @@
 import Crypto
 import Foundation
+import StructPostgresCore
+import StructPostgresDriver
 
 /// Seals page cursors with one service's key and opens them again: ChaCha20-Poly1305, so that a cursor's values are
 /// neither readable nor alterable by whoever holds it. The key is derived from

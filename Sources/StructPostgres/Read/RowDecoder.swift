@@ -1,5 +1,7 @@
 import Foundation
 import PostgresNIO
+import StructPostgresCore
+import StructPostgresDriver
 
 /// Decodes the rows of one result into `Decodable` entities through their `CodingKeys`. One decoder reads
 /// every row of a result, so that decoding a row allocates as little as possible.

@@ -1,5 +1,7 @@
 import PostgresNIO
 import Synchronization
+import StructPostgresCore
+import StructPostgresDriver
 
 /// What the row decoder needs to know about the result it reads, built once per query.
 final class RowLayout: @unchecked Sendable {

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// The shape of a fetch whose `SELECT` text depends on nothing but its shape (see ``SelectTemplates``), with the
 /// values its filter binds, encoded. Fetches with a string operator, a list, a range, a key through a relationship
 /// or an `ANY`/`ALL` have none: their texts (or the values they bind) depend on the values, and are built each time.

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 extension DatabaseSession {
     /// Finds the columns that link a relationship's tables, from the declaration and the catalog's foreign keys.
     func resolve<Source: EntityProtocol>(_ relationship: Relationship<Source>) async throws -> ResolvedRelationship {

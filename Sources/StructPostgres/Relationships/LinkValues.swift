@@ -1,4 +1,6 @@
 import PostgresNIO
+import StructPostgresCore
+import StructPostgresDriver
 
 /// Loads the targets of a relationship: the read layer's job, called by a relationship's declaration, which
 /// knows the target type.

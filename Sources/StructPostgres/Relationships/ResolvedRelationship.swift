@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// A relationship resolved against the catalog: the columns that link source and target, and the SQL
 /// that loads the targets of many sources at once.
 struct ResolvedRelationship: Sendable {

@@ -1,4 +1,6 @@
 import Foundation
+import StructPostgresCore
+import StructPostgresDriver
 
 /// An entity made without a row, to learn what its type stores: `init(from:)` runs against a decoder that answers
 /// every key with a stand-in value of the type asked for, and records which keys were read as optional

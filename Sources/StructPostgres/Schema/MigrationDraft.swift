@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// The migration a model change needs, drafted for review from the comparison of ``SchemaReport``: what can be
 /// added safely is DDL, what must never be automatic (a type change, a dropped or renamed property) is a `-- review:`
 /// line that says why. Nothing it drafts drops or rewrites data.

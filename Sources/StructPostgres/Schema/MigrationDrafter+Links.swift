@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 extension MigrationDrafter {
     /// The migration drafted so far: new tables (referenced ones first), join tables, the changes of existing tables,
     /// then the foreign keys added once every table they link exists.

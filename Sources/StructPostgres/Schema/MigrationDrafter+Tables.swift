@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 extension MigrationDrafter {
     /// `CREATE TABLE` with every column the entity writes, its unique key as the primary key (a `UNIQUE` constraint
     /// when a key property is optional, so that the draft's own verify agrees), and the foreign keys of its to-one

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// Collects the DDL of each entity's mismatches. New tables are created referenced ones first (a foreign key whose
 /// table comes later, as in a cycle, is added once both exist), then join tables, the changes of existing tables,
 /// and last the foreign keys added to tables that already exist or were just created.

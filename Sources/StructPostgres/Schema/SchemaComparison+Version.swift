@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 extension SchemaComparison {
     /// What the version column of an entity with a version (``EntityProtocol/versionKey``) lacks: writes need it to
     /// hold whole numbers and refuse NULL, and rows inserted by other means (SQL, a migration that adds it) start at 1.

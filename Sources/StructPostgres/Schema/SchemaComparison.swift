@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// One entity type against its table: the write path's own rules (the row encoder's columns, the value checker's
 /// types, the upsert's unique index, the relationships' resolution), applied to a stand-in entity.
 struct SchemaComparison<E: EntityProtocol> {

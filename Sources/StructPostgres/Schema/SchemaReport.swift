@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// How models and the database's schema disagree: what ``PostgresAccess/schemaReport(for:)`` finds, every
 /// mismatch at once, each naming the model, the property, the table and the column.
 ///

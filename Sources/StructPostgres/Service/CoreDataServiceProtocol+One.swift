@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// Reading one row.
 extension CoreDataServiceProtocol {
     /// The first model matching `filter` in the order of `sortedBy`, or `nil` when none matches; reads one row.

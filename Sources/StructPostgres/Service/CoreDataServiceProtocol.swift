@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// The service of the StructCoreData pattern, async and on PostgreSQL: fetch, update (upsert),
 /// delete and count of struct models. ``PostgresService`` and ``PostgresTransaction`` implement it.
 ///

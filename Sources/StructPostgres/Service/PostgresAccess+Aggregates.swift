@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// Figures over the rows a filter keeps, computed by PostgreSQL in one statement: sums, averages, extremes, and
 /// several at once. Each takes the filters `fetch` takes, runs on a pooled connection (a replica when reads may go
 /// there) or in the transaction, and is an operation of its own (`aggregate <table>`) with its span and metrics.

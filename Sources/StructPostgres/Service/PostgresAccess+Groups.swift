@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// Figures per group of rows (SQL's `GROUP BY`): one row per distinct value of the keys, with its figures, as a
 /// ``GroupRow`` or a `Decodable` of yours.
 extension PostgresAccess {

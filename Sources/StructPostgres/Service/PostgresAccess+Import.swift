@@ -1,4 +1,6 @@
 import Foundation
+import StructPostgresCore
+import StructPostgresDriver
 
 extension PostgresAccess {
     /// Imports a JSON payload — an array of records or one record — into the models' tables: decoded

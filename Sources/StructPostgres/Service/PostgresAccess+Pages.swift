@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// Pages in keyset order.
 extension PostgresAccess {
     /// One page of the models matching `filter`, in the order of `sortedBy` with the unique key as the last

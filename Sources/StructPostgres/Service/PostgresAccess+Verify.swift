@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// Checking that models and the schema the migrations made agree, before a write or a read finds out.
 extension PostgresAccess {
     /// Compares each model with its table in the catalog and returns every mismatch at once (an empty report when

@@ -1,4 +1,6 @@
 import PostgresNIO
+import StructPostgresCore
+import StructPostgresDriver
 
 /// What ``PostgresService`` and ``PostgresTransaction`` share: every operation, written once and sent down one
 /// path, which runs it on a pooled connection (the service) or in the transaction. Write functions against it to

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 extension PostgresService {
     /// Runs `body` with a deadline `timeout` from now for every call it makes, on any service: a call still waiting
     /// for a connection when it passes fails with ``StructPostgresError/Code-swift.struct/deadlineExceeded`` having

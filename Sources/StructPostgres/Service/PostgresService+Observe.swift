@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 extension PostgresService {
     /// The models matching `filter`, now and again after every committed change of a table the fetch reads (see
     /// ``ModelObservation``). The tables need the triggers of ``ChangeNotifications``.

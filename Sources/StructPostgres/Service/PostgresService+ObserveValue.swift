@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 extension PostgresService {
     /// The value `read` returns, now and again after every committed change of the tables of `models` (their own
     /// tables; list the models of the relationships the read goes through too): a figure on a dashboard kept up to

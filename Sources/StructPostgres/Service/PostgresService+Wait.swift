@@ -1,5 +1,7 @@
 import Logging
 import PostgresNIO
+import StructPostgresCore
+import StructPostgresDriver
 
 extension PostgresService {
     /// Waits until the server accepts a connection with `settings`, trying every quarter second, for

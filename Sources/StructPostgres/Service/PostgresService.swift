@@ -1,6 +1,8 @@
 import Logging
 import PostgresNIO
 import ServiceLifecycle
+import StructPostgresCore
+import StructPostgresDriver
 
 /// The entry point: a pool of connections to one database and the ``CoreDataServiceProtocol`` on it.
 ///

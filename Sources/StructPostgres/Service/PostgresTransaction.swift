@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// The service inside a transaction: every operation of ``PostgresAccess``, on the transaction's connection.
 /// Handed to the closure of ``PostgresService/transaction(_:_:)``; unusable after it returns.
 ///

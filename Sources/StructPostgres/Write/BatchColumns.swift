@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// A batch of encoded entities of one table, column by column, checked against the table's schema.
 ///
 /// Everything that can be known before sending is checked here, so a bad value fails the whole

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// The first stage of a batch (see ``BatchColumns``): entities encoded into columns of values.
 ///
 /// Every entity of a type encodes the same columns: the shape is learnt once, then only values are collected.

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 extension EntityWriter {
     /// Deletes the rows matching `filter` (every row without one) with one statement.
     func deleteAll<E: EntityProtocol>(_ type: E.Type, filter: Filter?) async throws -> Int {

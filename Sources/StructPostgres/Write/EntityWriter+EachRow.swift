@@ -1,4 +1,6 @@
 import PostgresNIO
+import StructPostgresCore
+import StructPostgresDriver
 
 extension EntityWriter {
     /// Upserts `entities` with one result each, in order: what a coalesced batch answers its callers with. Rows

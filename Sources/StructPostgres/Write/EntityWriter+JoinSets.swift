@@ -1,4 +1,6 @@
 import PostgresNIO
+import StructPostgresCore
+import StructPostgresDriver
 
 extension EntityWriter {
     /// Replaces the sets of a join-table relationship of `sources` with one statement: links not in the

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 extension EntityWriter {
     /// Writes a unit of work: the tables in foreign-key order, then the join-table sets. With several tables,
     /// each table's statement is encoded in a task while the server writes the previous table's.

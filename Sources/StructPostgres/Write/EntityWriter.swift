@@ -1,4 +1,6 @@
 import PostgresNIO
+import StructPostgresCore
+import StructPostgresDriver
 
 /// The write layer's entry: writes entities on one session, one statement per table (per chunk of
 /// ``WritePlan/rowsPerStatement`` rows), with the service's upsert cache.

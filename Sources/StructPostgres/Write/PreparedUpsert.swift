@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// An upsert encoded and checked, ready to send: what can be done before waiting for the server.
 struct PreparedUpsert: Sendable {
     let statement: Statement

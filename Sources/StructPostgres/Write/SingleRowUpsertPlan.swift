@@ -1,4 +1,6 @@
 import PostgresNIO
+import StructPostgresCore
+import StructPostgresDriver
 
 /// A single-row upsert of one entity type under one conflict rule, resolved once: the columns the type
 /// encodes, each with its check and declared type, and the statement's text and parameter types.

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// Converting models into a unit of work (``EntityContext``): what `toEntity(context:)` registers.
 enum UnitOfWork {
     /// Converts the models. `inParallel`: ``ParallelRows/minimum`` models or more are converted in two halves at

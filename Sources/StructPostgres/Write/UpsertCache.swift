@@ -1,4 +1,6 @@
 import Synchronization
+import StructPostgresCore
+import StructPostgresDriver
 
 /// What the write layer keeps between calls: upsert statement texts by shape and the plans of single-row
 /// upserts. Both are derived from the catalog, so a plan made from a table layout read before the latest

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// What an upsert does when a row with the same unique key already exists.
 public struct UpsertOptions: Sendable, Equatable {
     enum Conflict: Sendable, Hashable {
@@ -123,5 +126,5 @@ public struct UpsertResult: Sendable, Equatable {
 }
 
 extension UpsertResult: RowCounting {
-    var rowsCounted: Int { inserted + updated }
+    package var rowsCounted: Int { inserted + updated }
 }

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 extension UpsertResult {
     /// The version `model`'s row holds after the call that returned this result, learnt from the write itself (no
     /// other query): 1 for a row inserted, one more than the model's for a row updated, the model's own for a row that

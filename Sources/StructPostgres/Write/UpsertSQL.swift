@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// The SQL of upserts, and what their errors mean.
 enum UpsertSQL {
     /// The text of an upsert of `batch`: `INSERT ... SELECT ... FROM unnest(...)`, or `INSERT ... VALUES` for one

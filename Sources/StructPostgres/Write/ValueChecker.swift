@@ -1,4 +1,6 @@
 import Foundation
+import StructPostgresCore
+import StructPostgresDriver
 
 /// Checks one column's values against the column's type before anything is sent.
 struct ValueChecker: Sendable {

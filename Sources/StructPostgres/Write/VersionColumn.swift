@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// The checks of an entity's version column (``EntityProtocol/versionKey``) before anything is sent: the column must
 /// hold whole numbers and refuse NULL (a stale write is refused through it), and every row's version must be a
 /// number from 0 up.

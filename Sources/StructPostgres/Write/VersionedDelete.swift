@@ -1,4 +1,6 @@
 import PostgresNIO
+import StructPostgresCore
+import StructPostgresDriver
 
 /// A delete of entities with a version (``EntityProtocol/versionKey``), in one statement: the stored rows of the
 /// batch's keys are locked in key order (`FOR UPDATE`, the lock a delete takes anyway) and their current versions

@@ -1,4 +1,6 @@
 import PostgresNIO
+import StructPostgresCore
+import StructPostgresDriver
 
 /// What an upsert of an entity with a version knows of its rows besides the statement: each row's key and the version
 /// it was read at, to tell from the statement's answer what became of each (see ``VersionedUpsertSQL``).

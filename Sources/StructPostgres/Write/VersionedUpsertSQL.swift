@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// The SQL of upserts of an entity with a version (``EntityProtocol/versionKey``): one statement per table, as every
 /// upsert, that writes only at the versions the rows were read at and reports each row.
 ///

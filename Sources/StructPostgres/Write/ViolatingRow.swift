@@ -1,4 +1,6 @@
 import Foundation
+import StructPostgresCore
+import StructPostgresDriver
 
 /// Finds the row of a batch that a constraint violation is about: the batch is encoded again (only on this error
 /// path) and its rows compared with what PostgreSQL reported: the column a null broke (`NOT NULL`), or the key values

@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// How a write is cut into statements: the one place that decides chunk sizes and slicing.
 ///
 /// A table's rows go in one statement up to ``rowsPerStatement``, in chunks of that many beyond, so that memory

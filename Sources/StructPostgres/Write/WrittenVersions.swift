@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// The versions rows of entities with a version hold after a call, by entity type and unique key: what
 /// ``UpsertResult/version(of:)`` answers from. Rows are kept as the batches were sent (key columns and versions side
 /// by side, nothing copied); a lookup among many rows builds an index once.

@@ -1,4 +1,6 @@
 @testable import StructPostgres
+@testable import StructPostgresCore
+@testable import StructPostgresDriver
 
 extension TableSchema {
     /// A table keyed by `uuid`, as the catalog would describe it, for tests without a server. Each column is given

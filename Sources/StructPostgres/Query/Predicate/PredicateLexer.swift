@@ -1,3 +1,6 @@
+import StructPostgresCore
+import StructPostgresDriver
+
 /// Splits an NSPredicate format string into tokens, each with its character offset for error carets.
 struct PredicateLexer {
     enum Kind: Equatable {

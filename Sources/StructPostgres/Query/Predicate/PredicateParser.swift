@@ -1,4 +1,6 @@
 import Foundation
+import StructPostgresCore
+import StructPostgresDriver
 
 /// Parses an NSPredicate format string into a ``Filter``: comparisons, string operators, `IN`, `BETWEEN`,
 /// `MATCHES`, `AND OR NOT`, `ANY ALL NONE`, `@count`, `TRUEPREDICATE`/`FALSEPREDICATE`, literals and `%@ %K %d %i %f %lld` substitutions.

@@ -1,0 +1,52 @@
+import PostgresNIO
+import StructPostgresCore
+
+/// The cells of a result's rows in one row-major array, with each column's name, type and format.
+///
+/// Read once from PostgresNIO's rows, so that decoding and relationship loading index cells directly,
+/// without an array and a `PostgresCell` per row.
+package struct ResultCells: Sendable {
+    package private(set) var names: [String] = []
+    package private(set) var dataTypes: [PostgresDataType] = []
+    package private(set) var formats: [PostgresFormat] = []
+    private var values: [ByteBuffer?] = []
+    package private(set) var count = 0
+    /// Bytes of cell data held.
+    package private(set) var byteCount = 0
+
+    package init() {}
+
+    /// Collects the rows of `sequence` as they arrive.
+    package init(_ sequence: RowSequence) async throws {
+        for try await row in sequence { append(row) }
+    }
+
+    /// Holds `row` alone, reusing the storage: a stream decodes its rows one at a time.
+    package mutating func append(_ row: PostgresRow) {
+        if names.isEmpty {
+            for cell in row {
+                names.append(cell.columnName)
+                dataTypes.append(cell.dataType)
+                formats.append(cell.format)
+            }
+        }
+        for cell in row {
+            byteCount &+= cell.bytes?.readableBytes ?? 0
+            values.append(cell.bytes)
+        }
+        count += 1
+    }
+
+    /// The bytes of a cell; `nil` for NULL.
+    @inline(__always)
+    package func bytes(row: Int, column: Int) -> ByteBuffer? { values[row &* names.count &+ column] }
+
+    package func cell(row: Int, column: Int) -> PostgresCell {
+        PostgresCell(
+            bytes: bytes(row: row, column: column), dataType: dataTypes[column], format: formats[column],
+            columnName: names[column], columnIndex: column)
+    }
+}
+
+/// The rows of a prepared statement, as PostgresNIO hands them over.
+package typealias RowSequence = AsyncThrowingMapSequence<PostgresRowSequence, PostgresRow>
