@@ -1,4 +1,3 @@
-import StructPostgresCore
 import StructPostgresDriver
 
 extension OperationPath {

@@ -1,5 +1,4 @@
 import Foundation
-import StructPostgresCore
 
 /// Microseconds since 2000-01-01, PostgreSQL's timestamp representation.
 package enum TimestampCoding {
