@@ -25,7 +25,7 @@ struct HandWritten {
     /// in one transaction: the alternative to chunked `unnest` that W1 measures.
     func upsertByCopy(_ books: [BenchBook]) async throws {
         try await client.withTransaction(logger: logger) { connection in
-            try await connection.query("CREATE TEMPORARY TABLE books_stage (LIKE books) ON COMMIT DROP", logger: logger)
+            try await connection.query("CREATE TEMPORARY TABLE books_stage (LIKE books INCLUDING DEFAULTS) ON COMMIT DROP", logger: logger)
             try await connection.copyFrom(
                 table: "books_stage", columns: ["uuid", "title", "price", "publisher", "author_id"], logger: logger
             ) { writer in
