@@ -112,7 +112,7 @@ import Testing
 
     /// A caller cancelled while it waits leaves; the others get their rows. One whose connection is killed under the
     /// batch gets a named error, or its rows from the calls sent again alone; none hangs.
-    @Test(.timeLimit(.minutes(3))) func aCancelledCallerAndAKilledConnectionHurtNoOtherCaller() async throws {
+    @Test(.hangLimit) func aCancelledCallerAndAKilledConnectionHurtNoOtherCaller() async throws {
         try await withBookstoreService(configure: Self.gathering) { service, _, _ in
             var random = SeededRandom(seed: 11)
             let (books, _) = try await Self.seed(service, &random)

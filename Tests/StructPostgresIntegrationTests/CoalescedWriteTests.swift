@@ -43,7 +43,7 @@ private struct ProbeEntity: EntityProtocol {
 
 /// Concurrent single-row upserts gathered into one statement: each caller gets its own result or its own error,
 /// and no caller's row is lost to another's failure or cancellation.
-@Suite(.timeLimit(.minutes(2))) struct CoalescedWriteTests {
+@Suite(.hangLimit) struct CoalescedWriteTests {
     /// Calls gather only while another write of their lane is under way, and here nothing but a finished write
     /// sends them: a window far longer than any test.
     private static func heldUntilWritten(_ configuration: inout PostgresService.Configuration) {
@@ -54,14 +54,14 @@ private struct ProbeEntity: EntityProtocol {
         service.runtime.coalescer.lane(Reading.self, options)
     }
 
-    /// Waits for `condition`; 30 s, for a machine loaded by the other suites (against a server with 100 connections,
-    /// tests queue for them and run longer).
+    /// Waits for `condition`; 2 minutes, for a machine loaded by the other suites (against a server with 100
+    /// connections, tests queue for them and run longer; see `hangLimit`).
     private func waitUntil(_ what: String, _ condition: () async throws -> Bool) async throws {
-        for _ in 0..<3_000 {
+        for _ in 0..<12_000 {
             if try await condition() { return }
             try await Task.sleep(for: .milliseconds(10))
         }
-        Issue.record("waited 30 s in vain until \(what)")
+        Issue.record("waited 2 minutes in vain until \(what)")
     }
 
     /// Holds the row lock of `key` in a transaction on another connection until the returned closure is called,

@@ -4,7 +4,7 @@ import Testing
 
 /// Coalesced single-row writes of a model with a version: still one statement for the batch, and each caller gets
 /// its own outcome: a stale caller its conflict, the others their writes.
-@Suite(.timeLimit(.minutes(2))) struct VersionedCoalescingTests {
+@Suite(.hangLimit) struct VersionedCoalescingTests {
     private static func coalescing(_ configuration: inout PostgresService.Configuration) {
         configuration.coalescing = WriteCoalescing(window: .milliseconds(20))
     }
