@@ -15,10 +15,13 @@ import Darwin
 /// also taken inside it. ThreadSanitizer does not see `Mutex` lock and unlock (their code in the standard library is
 /// not instrumented), so it would report every access a `Mutex` guards as a race; a pthread mutex it understands,
 /// so that what it reports is an access made without the lock.
-package struct Guarded<Value>: ~Copyable, @unchecked Sendable {
-    private let mutex: Mutex<Value>
+///
+/// `withLock` is inlinable, and the type `@usableFromInline` (see ``ResultCells``): the module above takes these
+/// locks on every call, where an unspecialized generic call looked up its types' metadata each time.
+@usableFromInline package struct Guarded<Value>: ~Copyable, @unchecked Sendable {
+    @usableFromInline let mutex: Mutex<Value>
     #if STRUCTPG_THREAD_SANITIZER
-    private let visible: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline let visible: UnsafeMutablePointer<pthread_mutex_t>
     #endif
 
     package init(_ value: consuming sending Value) {
@@ -37,6 +40,7 @@ package struct Guarded<Value>: ~Copyable, @unchecked Sendable {
     #endif
 
     /// Runs `body` with the value, under the lock.
+    @inlinable
     package borrowing func withLock<Result, E: Error>(_ body: (inout sending Value) throws(E) -> sending Result) throws(E) -> sending Result
     {
         #if STRUCTPG_THREAD_SANITIZER

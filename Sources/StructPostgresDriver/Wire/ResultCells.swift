@@ -4,9 +4,11 @@ import StructPostgresCore
 /// The cells of a result's rows in one row-major array, with each column's name, type and format.
 ///
 /// Read once from PostgresNIO's rows, so that decoding and relationship loading index cells directly,
-/// without an array and a `PostgresCell` per row. Its readers are inlinable: the module above reads every cell
-/// through them, and a call into this module per cell cost W2's fetch of 10,000 books a fifth of its speed.
-package struct ResultCells: Sendable {
+/// without an array and a `PostgresCell` per row. Its readers are inlinable, and the type `@usableFromInline`,
+/// without which the compiler (Swift 6.3) inlines no member of a `package` type into another module: the module
+/// above reads every cell through them, and a call into this module per cell (with a retain and a release of each
+/// of the arrays to pass `self`) cost W2's fetch of 10,000 books a fifth of its speed.
+@usableFromInline package struct ResultCells: Sendable {
     @usableFromInline package private(set) var names: [String] = []
     @usableFromInline package private(set) var dataTypes: [PostgresDataType] = []
     @usableFromInline package private(set) var formats: [PostgresFormat] = []

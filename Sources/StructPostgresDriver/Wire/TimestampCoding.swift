@@ -1,8 +1,9 @@
 import Foundation
 
-/// Microseconds since 2000-01-01, PostgreSQL's timestamp representation.
-package enum TimestampCoding {
-    package static let epochOffset: Double = 946_684_800
+/// Microseconds since 2000-01-01, PostgreSQL's timestamp representation. Inlinable into the module above, which
+/// decodes every timestamp cell through it (see ``ResultCells`` for why the type is `@usableFromInline`).
+@usableFromInline package enum TimestampCoding {
+    @usableFromInline package static let epochOffset: Double = 946_684_800
 
     @inlinable
     package static func microseconds(_ date: Date) -> Int64 {
