@@ -21,6 +21,8 @@ extension OperationPath {
         let call: PointCall
         let loading: Loading
         let lane: CoalescingLane<PointCall, [E]>
+        /// The request's shape, for its fetch when it runs alone.
+        let known: KnownShape
     }
 
     /// The lane of `request` when it is a point read (``SelectShape/pointValue``) of an entity whose table layout
@@ -35,7 +37,9 @@ extension OperationPath {
         let key = Coalescer.Key(kind: .read(PointReadShape(shape: shape.shape, loading: loading, onPrimary: onPrimary)), entity: entity)
         let lane: CoalescingLane<PointCall, [E]> = runtime.coalescer.lane(
             key, withdrawn: "the task was cancelled while its fetch waited to be coalesced; it was not sent")
-        return PointRead(call: PointCall(value: value, request: request), loading: loading, lane: lane)
+        return PointRead(
+            call: PointCall(value: value, request: request), loading: loading, lane: lane,
+            known: KnownShape(shape: shape, description: description))
     }
 
     /// Fetches with the concurrent point reads of its lane: one statement for their distinct keys; a batch that

@@ -7,17 +7,18 @@ extension OperationPath {
         operation.countsRows = .read
         let loading = loading.resolved(runtime.defaultLoading)
         if transaction == nil, runtime.coalescer.readsApply, let point = pointRead(Model.Entity.self, request, loading, operation) {
-            if let alone = try await point.lane.alone({ try await fetchAlone(Model.self, request, loading, operation) }) { return alone }
+            let alone = try await point.lane.alone { try await fetchAlone(Model.self, request, loading, operation, known: point.known) }
+            if let alone { return alone }
             return try await coalescedFetch(Model.self, point, operation)
         }
         return try await fetchAlone(Model.self, request, loading, operation)
     }
 
     private func fetchAlone<Model: EntityConvertible>(
-        _ type: Model.Type, _ request: FetchRequest, _ loading: Loading, _ operation: Operation
+        _ type: Model.Type, _ request: FetchRequest, _ loading: Loading, _ operation: Operation, known: KnownShape? = nil
     ) async throws -> [Model] {
         try await perform(operation) { session in
-            try await session.fetchGraph(Model.Entity.self, request, loading: loading).map { try $0.toModel() }
+            try await session.fetchGraph(Model.Entity.self, request, loading: loading, known: known).map { try $0.toModel() }
         }
     }
 

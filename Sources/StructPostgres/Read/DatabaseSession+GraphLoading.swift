@@ -4,8 +4,10 @@ import StructPostgresDriver
 
 extension DatabaseSession: TargetLoader {
     /// Fetches entities, then their relationships as `loading` asks: one query per relationship per level.
-    func fetchGraph<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest, loading: Loading) async throws -> [E] {
-        var decoded = try await fetchRows(E.self, request)
+    func fetchGraph<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest, loading: Loading, known: KnownShape? = nil)
+        async throws -> [E]
+    {
+        var decoded = try await fetchRows(E.self, request, known: known)
         try await loadRelationships(&decoded, loading: loading)
         return decoded.entities
     }

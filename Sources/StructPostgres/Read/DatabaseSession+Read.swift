@@ -10,6 +10,13 @@ struct DecodedRows<E: EntityProtocol> {
     var entities: [E] = []
 }
 
+/// A request's shape and the description it was worked out from: a point read works it out to find its lane, and
+/// its fetch, run alone, uses it again rather than working it out twice.
+struct KnownShape {
+    let shape: SelectShape
+    let description: EntityDescription
+}
+
 /// A fetch as the service receives it: Core Data's `NSFetchRequest`.
 struct FetchRequest: Sendable {
     var filter: Filter?
@@ -21,17 +28,26 @@ struct FetchRequest: Sendable {
 extension DatabaseSession {
     /// The entities matching `request`, with the cells they were decoded from (relationships are loaded
     /// from their link values).
-    func fetchRows<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest) async throws -> DecodedRows<E> {
-        let (statement, description) = try await selectStatement(E.self, request)
+    /// `known`: the request's shape, already worked out (a point read's, to find its lane).
+    func fetchRows<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest, known: KnownShape? = nil) async throws
+        -> DecodedRows<E>
+    {
+        let (statement, description) = try await selectStatement(E.self, request, known: known)
         return try await decodedRows(E.self, statement, description)
     }
 
     /// `SELECT <every column> FROM table WHERE ... ORDER BY ... LIMIT ... OFFSET ...`.
     ///
     /// A fetch with a shape (``SelectShape``) takes its text from the service's ``SelectTemplates``, built once.
-    func selectStatement<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest) async throws -> (Statement, EntityDescription) {
+    /// `known`: the request's shape, worked out already; used when it was worked out from the same description.
+    func selectStatement<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest, known: KnownShape? = nil) async throws
+        -> (Statement, EntityDescription)
+    {
         let description = try await describe(E.self)
-        let shape = SelectShape(request, entity: ObjectIdentifier(E.self), description: description)
+        let shape =
+            if let known, known.description === description { known.shape } else {
+                SelectShape(request, entity: ObjectIdentifier(E.self), description: description)
+            }
         if let shape, let template = context.selects.template(for: shape.shape, schema: description.schema),
             let statement = try shape.statement(template)
         {
