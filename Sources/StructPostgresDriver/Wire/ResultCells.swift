@@ -12,8 +12,9 @@ import StructPostgresCore
     @usableFromInline package private(set) var names: [String] = []
     @usableFromInline package private(set) var dataTypes: [PostgresDataType] = []
     @usableFromInline package private(set) var formats: [PostgresFormat] = []
-    @usableFromInline package private(set) var values: [ByteBuffer?] = []
-    @usableFromInline package private(set) var count = 0
+    /// Read by the module above through ``bytes(row:column:)`` only.
+    @usableFromInline private(set) var values: [ByteBuffer?] = []
+    package private(set) var count = 0
     /// Bytes of cell data held.
     package private(set) var byteCount = 0
 
