@@ -185,6 +185,23 @@ struct LeaseStateMachineTests {
         #expect(machine.kept == 0)
     }
 
+    @Test func aLoneCallersConnectionComingBackKeepsTheTimerArmedForTheFirstIdleMoment() {
+        var machine = Self.machine()
+        let connection = Connection(1)
+        _ = Self.waits(&machine, 1)
+        _ = machine.leased(connection, now: Self.at(0))
+        #expect(machine.release(connection, reusable: true, now: Self.at(100)).armTimer == Self.at(1_100))
+        for call in 2...4 {
+            guard case .connection = machine.lease(call, now: Self.at(call * 100)) else { Issue.record("no connection"); return }
+            let released = machine.release(connection, reusable: true, now: Self.at(call * 100 + 50))
+            #expect(released.armTimer == nil, "armed already for an earlier moment")
+        }
+        // Fired for the first idle moment, the timer finds the connection used since and arms for its own.
+        let fired = machine.timerFired(now: Self.at(1_100))
+        #expect(fired.releaseUpstream.isEmpty && fired.armTimer == Self.at(1_450))
+        #expect(machine.timerFired(now: Self.at(1_450)).releaseUpstream.map(\.id) == [1])
+    }
+
     @Test func keepingNothingIdleGivesEveryConnectionBackAtOnce() {
         var machine = Self.machine(keepIdleFor: .zero)
         let connection = Connection(1)

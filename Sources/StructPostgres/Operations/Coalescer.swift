@@ -49,7 +49,9 @@ final class Coalescer: Sendable {
 
     /// The lane of `key`, made on first use; its calls are told `withdrawn` when cancelled while they wait.
     func lane<Input: Sendable, Output: Sendable>(_ key: Key, withdrawn: String) -> CoalescingLane<Input, Output> {
-        lanes.withLock { lanes in
+        // Cast outside the lock, which every call of every lane takes.
+        if let lane = lanes.withLock({ $0[key] }) as? CoalescingLane<Input, Output> { return lane }
+        return lanes.withLock { lanes in
             if let lane = lanes[key] as? CoalescingLane<Input, Output> { return lane }
             let (window, maxBatch) =
                 if case .read = key.kind, let reads { (reads.window, reads.maxBatch) } else {

@@ -16,12 +16,21 @@ final class CoalescingLane<Input: Sendable, Output: Sendable>: Sendable {
     /// Runs a batch: one outcome per input, in order.
     typealias Run = @Sendable ([Input]) async -> [Result<Output, any Error>]
 
-    private struct Waiter {
+    /// A class: the lane's arrays of waiters then copy references, not values of a generic type through its
+    /// value witnesses (the lane's code runs unspecialized for an entity type of the caller's module).
+    private final class Waiter: Sendable {
         let id: UInt64
         let input: Input
         /// How this call runs; a batch runs the way its first call would (its trace, say).
         let run: Run
         let continuation: CheckedContinuation<Output, any Error>
+
+        init(id: UInt64, input: Input, run: @escaping Run, continuation: CheckedContinuation<Output, any Error>) {
+            self.id = id
+            self.input = input
+            self.run = run
+            self.continuation = continuation
+        }
     }
 
     private enum Next {
@@ -160,9 +169,9 @@ final class CoalescingLane<Input: Sendable, Output: Sendable>: Sendable {
     /// its calls with the reason.
     private func send(_ batch: [Waiter]) {
         let started = background.start {
-            let outcomes = await batch[0].run(batch.map(\.input))
+            let outcomes = await batch[0].run(batch.map { $0.input })
             self.finishedRunning()
-            for (waiter, outcome) in zip(batch, outcomes) { waiter.continuation.resume(with: outcome) }
+            for index in batch.indices { batch[index].continuation.resume(with: outcomes[index]) }
         }
         guard !started else { return }
         finishedRunning()

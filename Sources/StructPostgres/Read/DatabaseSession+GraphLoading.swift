@@ -16,7 +16,7 @@ extension DatabaseSession: TargetLoader {
     func loadRelationships<E: EntityProtocol>(_ decoded: inout DecodedRows<E>, loading: Loading) async throws {
         let relationships = E.relationships
         try loading.validate(relationships: relationships.map(\.name), entity: "\(E.self)")
-        guard !loading.isEmpty else { return }
+        guard !loading.isEmpty, !relationships.isEmpty else { return }
         guard !decoded.entities.isEmpty else {
             // Nothing to load, but a relationship the schema cannot resolve fails now, not once rows exist.
             for relationship in relationships where loading.nested(relationship.name) != nil { _ = try await resolve(relationship) }

@@ -256,8 +256,10 @@ struct LeaseStateMachine<Connection: AnyObject, Failure> {
             actions.releaseUpstream.append(connection)
         } else {
             idle.append(Idle(connection: connection, since: now))
-            // Behind an earlier idle connection, this one is due later than the timer armed for that one.
-            if idle.count == 1 || timer == nil { armTimer(&actions) }
+            // No call waits: the timer is armed for an idle connection's moment at the latest. One armed no later
+            // than this connection's (an earlier idle one's, or a lone caller's connection coming back call after
+            // call) stays.
+            if timer.map({ $0 > now + configuration.keepIdleFor }) ?? true { armTimer(&actions) }
         }
     }
 
