@@ -96,7 +96,7 @@ final class ServiceRuntime: Sendable {
         var facts = SendAgain(failure: .other, stage: .findingAHost, route: route, atomic: atomic)
         facts.attempt = 0
         facts.maxTransactionRetries = transactionRetries.map { max(0, $0) }
-        facts.hosts = router.pools.count
+        facts.hosts = router.poolCount
         facts.maxConnections = configuration.pool.maxConnections
         facts.primaryMayMove = router.primaryMayMove
         var patience = ContinuousClock.now + configuration.pool.acquireTimeout

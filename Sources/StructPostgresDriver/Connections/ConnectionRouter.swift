@@ -50,7 +50,10 @@ package final class ConnectionRouter: Sendable {
     }
 
     /// Every pool, replicas included.
-    package var pools: [ConnectionPool] { hosts + replicas.map(\.pool) }
+    var pools: [ConnectionPool] { hosts + replicas.map(\.pool) }
+
+    /// How many pools there are, replicas included (asked by every call: no array made).
+    package var poolCount: Int { hosts.count + replicas.count }
 
     /// The primary's pool: the host chosen before, or the first that fits, looked for now.
     package func primary() async throws -> ConnectionPool {
