@@ -25,16 +25,22 @@ import StructPostgresCore
         for try await row in sequence { append(row) }
     }
 
-    /// Holds `row` alone, reusing the storage: a stream decodes its rows one at a time.
+    /// Adds the cells of `row`; the first row also gives the columns' names, types and formats.
     package mutating func append(_ row: PostgresRow) {
-        if names.isEmpty {
-            for cell in row {
+        let first = names.isEmpty
+        if first {
+            // Room for the first rows at once: a point query's few rows then grow no array.
+            names.reserveCapacity(row.count)
+            dataTypes.reserveCapacity(row.count)
+            formats.reserveCapacity(row.count)
+            values.reserveCapacity(row.count * 4)
+        }
+        for cell in row {
+            if first {
                 names.append(cell.columnName)
                 dataTypes.append(cell.dataType)
                 formats.append(cell.format)
             }
-        }
-        for cell in row {
             byteCount &+= cell.bytes?.readableBytes ?? 0
             values.append(cell.bytes)
         }
