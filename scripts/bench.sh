@@ -4,6 +4,7 @@
 #   scripts/bench.sh                 # the issue's sizes: 10,000 books ... W1 also at 100,000 and 1,000,000 rows
 #   scripts/bench.sh --quick         # the smallest configuration (well under two minutes with the build done)
 #   scripts/bench.sh --help          # every option (sizes, rounds, --only W1,W3, --no-fluent, --markdown)
+#   scripts/bench.sh --durable       # the throwaway server with PostgreSQL's default durability (fsync on)
 #   scripts/bench.sh --only P --costs  # the point calls' thread sleeps and allocations per call (malloc-interposer)
 # Not part of CI: the Benchmarks package is separate from the library's, so users and CI never build Fluent.
 set -euo pipefail

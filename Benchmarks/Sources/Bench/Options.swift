@@ -24,12 +24,16 @@ struct Options {
     var workloads: Set<String> = ["W1", "W2", "W2C", "W3", "W4", "W4B", "W4C", "W5", "W6", "W7", "W8", "W9", "W10", "WV", "PGB"]
     var fluent = true
     var markdown = false
+    /// The throwaway server keeps PostgreSQL's default durability (fsync, synchronous_commit and full_page_writes
+    /// on: every commit waits for the disk), as a production server does; otherwise they are off.
+    var durable = false
     /// Runs only this contender's rounds (to profile it alone); the others' figures are placeholders.
     var profiled: Contender?
 
     static let usage = """
         Bench [--books N] [--authors N] [--reviews N] [--sizes N,N,...] [--rounds N] [--singles N] [--stores N]
               [--stream-rows N] [--aggregate-rows N] [--fluent-max-rows N] [--chunk N] [--only W1,W2,...] [--no-fluent] [--markdown]
+              [--durable]   (the throwaway server with PostgreSQL's default durability: every commit waits for the disk)
               [--quick]   (the smallest configuration: 1,000 books, 20,000 streamed rows, one round)
               [--profile hand-written|StructPostgres|Fluent]   (only that contender runs, e.g. under perf record;
                           the others' figures and every ratio are then meaningless)
@@ -41,6 +45,7 @@ struct Options {
             switch flag {
             case "--no-fluent": fluent = false; continue
             case "--markdown": markdown = true; continue
+            case "--durable": durable = true; continue
             case "--quick":
                 (books, authors, reviews, sizes, rounds, singles, stores, streamRows) = (1_000, 100, 3_000, [1_000], 1, 200, 10, 20_000)
                 aggregateRows = 5_000

@@ -19,7 +19,7 @@ let settings: ConnectionSettings
 if let url = ProcessInfo.processInfo.environment["DATABASE_URL"], !url.isEmpty {
     settings = try ConnectionSettings.fromEnvironment()
 } else {
-    cluster = try LocalPostgresCluster.start()
+    cluster = try LocalPostgresCluster.start(durable: options.durable)
     settings = cluster!.settings
 }
 defer { cluster?.stop() }
@@ -46,7 +46,9 @@ try await withThrowingTaskGroup(of: Void.self) { group in
             try await service.execute(unsafeSQL: "ALTER SYSTEM SET max_wal_size = '8GB'")
             try await service.execute(unsafeSQL: "SELECT pg_reload_conf()")
         }
-        let machine = "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB"
+        let durability = try await service.query("SELECT current_setting('fsync')")[0].decode(String.self)
+        let machine =
+            "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB, server fsync \(durability)"
         say(
             "StructPostgres benchmarks: \(options.books) books, \(options.authors) authors, \(options.reviews) reviews, \(options.rounds) rounds (\(options.shortRounds) for calls under three seconds, \(options.hugeBatchRounds) for W1 at 1,000,000 rows), ratios the median of each round's; \(machine)"
         )
@@ -66,8 +68,11 @@ try await withThrowingTaskGroup(of: Void.self) { group in
         if run.contains("W4") { try await bench.concurrentUpserts(&report) }
         if run.contains("W4B") { try await bench.contendedUpserts(&report, settings) }
         if run.contains("W4C") {
-            try await bench.coalescedUpserts(&report, settings, setting: cluster == nil ? "this server" : "fsync off", lone: true)
-            if cluster != nil { try await Bench.coalescedUpsertsDurably(&report, options: options, migrations: migrations) }
+            let setting = cluster == nil ? "this server" : options.durable ? "fsync on" : "fsync off"
+            try await bench.coalescedUpserts(&report, settings, setting: setting, lone: true)
+            if cluster != nil, !options.durable {
+                try await Bench.coalescedUpsertsDurably(&report, options: options, migrations: migrations)
+            }
         }
         if run.contains("W5") { try await bench.deleteHalf(&report, count: options.books) }
         if run.contains("W6") { try await bench.graph(&report) }
