@@ -6,10 +6,11 @@ import Testing
 
 private struct Pulse: StoredModel {
     static let table = "pulses"
-    /// Each row takes 2 ms to insert, so that a batch is always being written when the server restarts.
+    /// Each row takes 10 ms to insert, so that the batch seen running when the restart begins still runs when the
+    /// server stops.
     static let create = """
         CREATE TABLE pulses (uuid uuid PRIMARY KEY, value integer NOT NULL);
-        CREATE FUNCTION slowly() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.002); RETURN NEW; END $$;
+        CREATE FUNCTION slowly() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.01); RETURN NEW; END $$;
         CREATE TRIGGER slowly BEFORE INSERT ON pulses FOR EACH ROW EXECUTE FUNCTION slowly();
         """
     var uuid: UUID
@@ -55,6 +56,18 @@ struct CoalescedWriteRestartTests {
         }
     }
 
+    /// Returns once the server runs an insert into `pulses`.
+    private func waitForABatchOnTheServer(_ service: PostgresService) async throws {
+        for _ in 0..<1_000 {
+            let running = try await service.query(
+                "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%INSERT INTO%pulses%' AND pid <> pg_backend_pid()"
+            )[0].decode(Int.self)
+            if running > 0 { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("no insert into pulses ran on the server within 10 s")
+    }
+
     @Test func aRestartMidBatchGivesEachCallerSuccessOrAnErrorAndEverySuccessHasItsRow() async throws {
         let cluster = try LocalPostgresCluster.start()
         defer { cluster.stop() }
@@ -68,6 +81,8 @@ struct CoalescedWriteRestartTests {
                     group.addTask { try await writeUntilStopped(service, flags) }
                 }
                 try await Task.sleep(for: .milliseconds(500))
+                // Restarts while a batch is being written, which a loaded machine may not have started by now.
+                try await waitForABatchOnTheServer(service)
                 try await onThread { try cluster.restart() }
                 flags.restarted.store(true, ordering: .relaxed)
                 for _ in 0..<500 where !flags.outcomes.withLock({ $0.contains { $0.afterRestart && $0.written } }) {
