@@ -17,6 +17,9 @@ struct SelectShape {
     init?(_ request: FetchRequest, entity: ObjectIdentifier, description: EntityDescription) {
         guard request.offset == nil else { return nil }
         shape = SelectTemplates.Shape(entity: entity)
+        // Room for a point read's shape at once (a comparison, a sort key and the limit): no array grows.
+        shape.names.reserveCapacity(4)
+        shape.codes.reserveCapacity(12)
         if let filter = request.filter {
             guard add(filter.node, description, depth: 0) else { return nil }
             if case .compare(_, .equal, _, let options) = filter.node, !options.caseInsensitive, !options.diacriticInsensitive {
@@ -26,9 +29,13 @@ struct SelectShape {
         for key in request.sort {
             guard key.isValid else { return nil }
             shape.names.append(key.key)
-            shape.codes += [7, key.ascending ? 1 : 0, key.nulls == .default ? 0 : key.nulls == .first ? 1 : 2]
+            shape.codes.append(7)
+            shape.codes.append(key.ascending ? 1 : 0)
+            shape.codes.append(key.nulls == .default ? 0 : key.nulls == .first ? 1 : 2)
         }
-        shape.codes += [8, request.limit == nil ? 0 : 1, request.limit ?? 0]
+        shape.codes.append(8)
+        shape.codes.append(request.limit == nil ? 0 : 1)
+        shape.codes.append(request.limit ?? 0)
     }
 
     /// The value a point read binds: a filter of one equality on one column, without options, of a value that is
