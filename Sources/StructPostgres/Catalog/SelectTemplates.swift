@@ -25,6 +25,15 @@ final class SelectTemplates: Sendable {
         let generation: Int
     }
 
+    /// A template kept by whoever sends one shape again and again (``PointReadPlan``), so as not to look it up.
+    final class Slot: Sendable {
+        private let kept = Guarded<Template?>(nil)
+        var template: Template? {
+            get { kept.withLock { $0 } }
+            set { kept.withLock { $0 = newValue } }
+        }
+    }
+
     /// Shapes kept at most; past that, the cache starts over (a service whose fetches take many shapes builds
     /// their texts as if there were no cache).
     static let capacity = 1_024

@@ -26,6 +26,8 @@ final class Coalescer: Sendable {
     /// How point reads coalesce; `nil`: they do not.
     let reads: ReadCoalescing?
     private let lanes = Guarded<[Key: any Sendable]>([:])
+    /// The point reads' plans: what their first call worked out, for the next ones.
+    let plans = PointReadPlans()
     private let background: BackgroundTasks
 
     init(writes: WriteCoalescing?, reads: ReadCoalescing?, background: BackgroundTasks) {

@@ -26,20 +26,35 @@ extension OperationPath {
     }
 
     /// The lane of `request` when it is a point read (``SelectShape/pointValue``) of an entity whose table layout
-    /// the service knows already (the first fetch of a type reads it, alone).
+    /// the service knows already (the first fetch of a type reads it, alone). A request that a kept plan
+    /// (``PointReadPlan``) was made for, with another value, takes the plan's shape, lane and text.
     func pointRead<E: EntityProtocol>(_ type: E.Type, _ request: FetchRequest, _ loading: Loading, _ operation: Operation) -> PointRead<E>?
     {
         let entity = ObjectIdentifier(E.self)
         guard let description = runtime.sessions.catalog.description(entity),
-            let shape = SelectShape(request, entity: entity, description: description), let value = shape.pointValue
+            case .compare(let key, .equal, let value, let options)? = request.filter?.node
         else { return nil }
         let onPrimary = if case .primary = route(operation) { true } else { false }
-        let key = Coalescer.Key(kind: .read(PointReadShape(shape: shape.shape, loading: loading, onPrimary: onPrimary)), entity: entity)
+        let plans = runtime.coalescer.plans
+        for plan in plans.plans(entity)
+        where plan.matches(request, key: key, options: options, loading: loading, onPrimary: onPrimary, description: description) {
+            guard let shape = plan.shape.withPointValue(value), let value = shape.pointValue else { break }
+            return PointRead(
+                call: PointCall(value: value, request: request), loading: loading,
+                lane: unsafeDowncast(plan.lane, to: CoalescingLane<PointCall, [E]>.self),
+                known: KnownShape(shape: shape, description: description, template: plan.template))
+        }
+        guard let shape = SelectShape(request, entity: entity, description: description), let value = shape.pointValue else { return nil }
+        let laneKey = Coalescer.Key(kind: .read(PointReadShape(shape: shape.shape, loading: loading, onPrimary: onPrimary)), entity: entity)
         let lane: CoalescingLane<PointCall, [E]> = runtime.coalescer.lane(
-            key, withdrawn: "the task was cancelled while its fetch waited to be coalesced; it was not sent")
+            laneKey, withdrawn: "the task was cancelled while its fetch waited to be coalesced; it was not sent")
+        let plan = PointReadPlan(
+            description: description, key: key, options: options, request: request, loading: loading, onPrimary: onPrimary, shape: shape,
+            lane: lane)
+        plans.keep(plan, for: entity)
         return PointRead(
             call: PointCall(value: value, request: request), loading: loading, lane: lane,
-            known: KnownShape(shape: shape, description: description))
+            known: KnownShape(shape: shape, description: description, template: plan.template))
     }
 
     /// Fetches with the concurrent point reads of its lane: one statement for their distinct keys; a batch that

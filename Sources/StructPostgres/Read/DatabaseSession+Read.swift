@@ -15,6 +15,8 @@ struct DecodedRows<E: EntityProtocol> {
 struct KnownShape {
     let shape: SelectShape
     let description: EntityDescription
+    /// Where the shape's text is kept once found, for the calls that send it again (``SelectTemplates/Slot``).
+    var template: SelectTemplates.Slot? = nil
 }
 
 /// A fetch as the service receives it: Core Data's `NSFetchRequest`.
@@ -48,10 +50,15 @@ extension DatabaseSession {
             if let known, known.description === description { known.shape } else {
                 SelectShape(request, entity: ObjectIdentifier(E.self), description: description)
             }
-        if let shape, let template = context.selects.template(for: shape.shape, schema: description.schema),
-            let statement = try shape.statement(template)
-        {
-            return (statement, description)
+        if let shape {
+            // A slot is only ever given a template of its description's layout (`known.description === description`).
+            let slot = known?.description === description ? known?.template : nil
+            if let template = slot?.template ?? context.selects.template(for: shape.shape, schema: description.schema),
+                let statement = try shape.statement(template)
+            {
+                if let slot, slot.template == nil { slot.template = template }
+                return (statement, description)
+            }
         }
         let relationships = try await relationships(along: request.filter?.keys ?? [], from: description)
         let statement = try Self.selectStatement(request, description, relationships: relationships)

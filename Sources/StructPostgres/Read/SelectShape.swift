@@ -48,6 +48,18 @@ struct SelectShape {
         return bound
     }
 
+    /// This point read's shape with `value` in place of its key: `nil` unless `value` encodes as a point read's key
+    /// of the same wire type (the shape of any other value differs).
+    func withPointValue(_ value: any Encodable & Sendable) -> SelectShape? {
+        guard isEquality, comparisons.count == 1, let comparison = comparisons.first?.0,
+            let encoded = try? comparison.encode(value), encoded != .null, !encoded.isNaN, !encoded.isArray,
+            encoded.wireType == shape.wires.first
+        else { return nil }
+        var shape = self
+        shape.comparisons[0].1 = encoded
+        return shape
+    }
+
     /// The statement of this fetch with `template`'s text: the values bound, each checked as when the text was built.
     /// `nil` if the values bound have other types than the template's (the text is then built).
     func statement(_ template: SelectTemplates.Template) throws -> Statement? {
