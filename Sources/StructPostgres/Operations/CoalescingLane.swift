@@ -18,66 +18,22 @@ final class CoalescingLane<Input: Sendable, Output: Sendable>: Sendable {
 
     /// A class: the lane's arrays of waiters then copy references, not values of a generic type through its
     /// value witnesses (the lane's code runs unspecialized for an entity type of the caller's module).
-    private final class Waiter: Sendable {
-        let id: UInt64
+    private final class Waiter: LaneWaiter, @unchecked Sendable {
         let input: Input
         /// How this call runs; a batch runs the way its first call would (its trace, say).
         let run: Run
         let continuation: CheckedContinuation<Output, any Error>
 
         init(id: UInt64, input: Input, run: @escaping Run, continuation: CheckedContinuation<Output, any Error>) {
-            self.id = id
             self.input = input
             self.run = run
             self.continuation = continuation
+            super.init(id: id)
         }
     }
 
-    private enum Next {
-        case wait, send([Waiter]), startWindow(UInt64)
-    }
-
-    private struct State {
-        var waiting: [Waiter] = []
-        /// Batches being run.
-        var running = 0
-        /// The window of the waiting calls, while it runs: the number it was started with.
-        var window: UInt64?
-        var lastNumber: UInt64 = 0
-        /// How many calls the last batch held: as many are expected to come back together.
-        var lastBatch = 1
-
-        mutating func number() -> UInt64 {
-            lastNumber += 1
-            return lastNumber
-        }
-
-        /// What the waiting calls do now: go as a batch when it is full, or when nothing is being run and as many
-        /// have come as the last batch held (its callers tend to come back together); otherwise wait for a batch to
-        /// end or for their window, which starts with the first of them.
-        mutating func next(maxBatch: Int) -> Next {
-            guard !waiting.isEmpty else { return .wait }
-            if waiting.count >= maxBatch || (waiting.count >= lastBatch && (running == 0 || (running == 1 && lastBatch > 1))) {
-                return .send(takeBatch(max: maxBatch))
-            }
-            guard window == nil else { return .wait }
-            let started = number()
-            window = started
-            return .startWindow(started)
-        }
-
-        /// The waiting calls of the next batch, now counted as being run.
-        mutating func takeBatch(max: Int) -> [Waiter] {
-            let batch = Array(waiting.prefix(max))
-            waiting.removeFirst(batch.count)
-            window = nil
-            running += 1
-            lastBatch = batch.count
-            return batch
-        }
-    }
-
-    private let state = Guarded(State())
+    /// Not generic: a lone call locks it twice, and a generic type's metadata would be looked up each time.
+    private let state = Guarded(LaneState())
     private let window: Duration
     private let maxBatch: Int
     private let background: BackgroundTasks
@@ -125,10 +81,10 @@ final class CoalescingLane<Input: Sendable, Output: Sendable>: Sendable {
         }
     }
 
-    private func act(on next: Next) {
+    private func act(on next: LaneState.Next) {
         switch next {
         case .wait: break
-        case .send(let batch): send(batch)
+        case .send(let batch): send(batch.map { unsafeDowncast($0, to: Waiter.self) })
         case .startWindow(let started):
             PostgresClient.defaultEventLoopGroup.any().scheduleTask(in: .nanoseconds(window.nanoseconds)) {
                 self.windowEnded(started)
@@ -138,12 +94,12 @@ final class CoalescingLane<Input: Sendable, Output: Sendable>: Sendable {
 
     /// The window of the waiting calls ended: they go as they are.
     private func windowEnded(_ window: UInt64) {
-        let batch = state.withLock { state -> [Waiter]? in
+        let batch = state.withLock { state -> [LaneWaiter]? in
             guard state.window == window else { return nil }
             state.window = nil
             return state.waiting.isEmpty ? nil : state.takeBatch(max: maxBatch)
         }
-        if let batch { send(batch) }
+        if let batch { send(batch.map { unsafeDowncast($0, to: Waiter.self) }) }
     }
 
     /// A batch of the lane ended: the calls that gathered meanwhile go on as ``State/next(maxBatch:)`` says.
@@ -157,12 +113,13 @@ final class CoalescingLane<Input: Sendable, Output: Sendable>: Sendable {
 
     /// Removes a cancelled caller that still waits, which then throws `queryCancelled`; its work is not sent.
     private func withdraw(_ id: UInt64) {
-        let waiter = state.withLock { state -> Waiter? in
+        let waiter = state.withLock { state -> LaneWaiter? in
             guard let index = state.waiting.firstIndex(where: { $0.id == id }) else { return nil }
             defer { if state.waiting.isEmpty { state.window = nil } }
             return state.waiting.remove(at: index)
         }
-        waiter?.continuation.resume(throwing: StructPostgresError(.queryCancelled, withdrawn))
+        guard let waiter else { return }
+        unsafeDowncast(waiter, to: Waiter.self).continuation.resume(throwing: StructPostgresError(.queryCancelled, withdrawn))
     }
 
     /// Runs `batch` in a task of the service's background (see ``BackgroundTasks``); once the service stopped, fails
@@ -177,5 +134,56 @@ final class CoalescingLane<Input: Sendable, Output: Sendable>: Sendable {
         finishedRunning()
         let stopped = BackgroundTasks.stopped("the coalesced call was not sent")
         for waiter in batch { waiter.continuation.resume(throwing: stopped) }
+    }
+}
+
+/// A call waiting in a lane, as the lane's state keeps it: its number (the lane's subclass holds the rest).
+private class LaneWaiter: @unchecked Sendable {
+    let id: UInt64
+    init(id: UInt64) { self.id = id }
+}
+
+/// The waiting calls and running batches of a lane.
+private struct LaneState {
+    enum Next {
+        case wait, send([LaneWaiter]), startWindow(UInt64)
+    }
+
+    var waiting: [LaneWaiter] = []
+    /// Batches being run.
+    var running = 0
+    /// The window of the waiting calls, while it runs: the number it was started with.
+    var window: UInt64?
+    var lastNumber: UInt64 = 0
+    /// How many calls the last batch held: as many are expected to come back together.
+    var lastBatch = 1
+
+    mutating func number() -> UInt64 {
+        lastNumber += 1
+        return lastNumber
+    }
+
+    /// What the waiting calls do now: go as a batch when it is full, or when nothing is being run and as many
+    /// have come as the last batch held (its callers tend to come back together); otherwise wait for a batch to
+    /// end or for their window, which starts with the first of them.
+    mutating func next(maxBatch: Int) -> Next {
+        guard !waiting.isEmpty else { return .wait }
+        if waiting.count >= maxBatch || (waiting.count >= lastBatch && (running == 0 || (running == 1 && lastBatch > 1))) {
+            return .send(takeBatch(max: maxBatch))
+        }
+        guard window == nil else { return .wait }
+        let started = number()
+        window = started
+        return .startWindow(started)
+    }
+
+    /// The waiting calls of the next batch, now counted as being run.
+    mutating func takeBatch(max: Int) -> [LaneWaiter] {
+        let batch = Array(waiting.prefix(max))
+        waiting.removeFirst(batch.count)
+        window = nil
+        running += 1
+        lastBatch = batch.count
+        return batch
     }
 }

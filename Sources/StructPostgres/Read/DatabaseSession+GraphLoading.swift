@@ -14,6 +14,11 @@ extension DatabaseSession: TargetLoader {
 
     /// Fills the ``Related`` slots of `decoded`'s entities that `loading` names.
     func loadRelationships<E: EntityProtocol>(_ decoded: inout DecodedRows<E>, loading: Loading) async throws {
+        guard !decoded.layout.description.relationships.isEmpty else {
+            // Nothing to load; a loading that names relationships is refused (without `E.relationships`, whose
+            // generic metadata every fetch would otherwise look up).
+            return try loading.validate(relationships: [], entity: decoded.layout.entity)
+        }
         let relationships = E.relationships
         try loading.validate(relationships: relationships.map(\.name), entity: "\(E.self)")
         guard !loading.isEmpty, !relationships.isEmpty else { return }

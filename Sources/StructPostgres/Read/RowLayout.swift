@@ -5,12 +5,14 @@ import StructPostgresDriver
 
 /// What the row decoder needs to know about the result it reads, built once per query.
 final class RowLayout: @unchecked Sendable {
-    let entity: String
-    let schema: TableSchema
-    let naming: ColumnNaming
+    /// The description of the entity read (a reference: a layout is made per query, and copies nothing of it).
+    let description: EntityDescription
+    var entity: String { description.entity }
+    var schema: TableSchema { description.schema }
+    var naming: ColumnNaming { description.naming }
+    var keyColumns: [String] { description.keyColumns }
     /// Column name -> index in the result row.
     let indexes: [String: Int]
-    let keyColumns: [String]
     private var columnForKey: [String: String] = [:]
     /// Coding key -> index in the result row (-1: no such column), filled as keys are first met.
     private var indexForKey: [String: Int] = [:]
@@ -40,11 +42,8 @@ final class RowLayout: @unchecked Sendable {
     }
 
     private init(_ description: EntityDescription, indexes: [String: Int], keyOrder: LearntKeyOrder?) {
-        entity = description.entity
-        schema = description.schema
-        naming = description.naming
+        self.description = description
         self.indexes = indexes
-        keyColumns = description.keyColumns
         self.keyOrder = keyOrder
         sequence = keyOrder?.keys ?? []
     }
