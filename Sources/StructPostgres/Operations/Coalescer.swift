@@ -25,7 +25,9 @@ final class Coalescer: Sendable {
     let writesByDefault: Bool
     /// How point reads coalesce; `nil`: they do not.
     let reads: ReadCoalescing?
-    private let lanes = Guarded<[Key: any Sendable]>([:])
+    /// Each key's lane has one type: a kind of call and an entity type decide its input and output (an entity, a
+    /// point read's key; its outcome, a count or entities), so a lane is taken back without a dynamic cast.
+    private let lanes = Guarded<[Key: any AnyObject & Sendable]>([:])
     /// The point reads' plans: what their first call worked out, for the next ones.
     let plans = PointReadPlans()
     private let background: BackgroundTasks
@@ -51,10 +53,9 @@ final class Coalescer: Sendable {
 
     /// The lane of `key`, made on first use; its calls are told `withdrawn` when cancelled while they wait.
     func lane<Input: Sendable, Output: Sendable>(_ key: Key, withdrawn: String) -> CoalescingLane<Input, Output> {
-        // Cast outside the lock, which every call of every lane takes.
-        if let lane = lanes.withLock({ $0[key] }) as? CoalescingLane<Input, Output> { return lane }
+        if let lane = lanes.withLock({ $0[key] }) { return unsafeDowncast(lane, to: CoalescingLane<Input, Output>.self) }
         return lanes.withLock { lanes in
-            if let lane = lanes[key] as? CoalescingLane<Input, Output> { return lane }
+            if let lane = lanes[key] { return unsafeDowncast(lane, to: CoalescingLane<Input, Output>.self) }
             let (window, maxBatch) =
                 if case .read = key.kind, let reads { (reads.window, reads.maxBatch) } else {
                     (writeSettings.window, writeSettings.maxBatch)
