@@ -10,7 +10,7 @@ extension OperationPath {
         return try await perform(operation) { session in
             let page = try await session.fetchPage(
                 Model.Entity.self, request, seal: runtime.cursorSeal, loading: loading.resolved(runtime.defaultLoading))
-            return Page(items: try page.entities.map { try $0.toModel() }, next: page.next, total: page.total)
+            return Page(items: try page.entities.models(), next: page.next, total: page.total)
         }
     }
 }

@@ -98,6 +98,6 @@ extension OperationPath {
                 }
             }
         }
-        return try entities.map { try $0.toModel() }
+        return try entities.models()
     }
 }

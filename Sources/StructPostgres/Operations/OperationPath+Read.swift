@@ -18,7 +18,7 @@ extension OperationPath {
         _ type: Model.Type, _ request: FetchRequest, _ loading: Loading, _ operation: Operation, known: KnownShape? = nil
     ) async throws -> [Model] {
         try await perform(operation) { session in
-            try await session.fetchGraph(Model.Entity.self, request, loading: loading, known: known).map { try $0.toModel() }
+            try await session.fetchGraph(Model.Entity.self, request, loading: loading, known: known).models()
         }
     }
 

@@ -11,7 +11,7 @@ extension OperationPath {
     func fetch<Model: EntityConvertible>(_ type: Model.Type, query: PostgresQuery) async throws -> [Model] {
         try Self.checkParameters(query)
         return try await perform(Operation(.query, Model.Entity.self)) { session in
-            try await session.decoded(Model.Entity.self, query: query).map { try $0.toModel() }
+            try await session.decoded(Model.Entity.self, query: query).models()
         }
     }
 
