@@ -27,7 +27,9 @@ import Testing
                 .equal("price", 1.0), .equal("price", 2), .equal("price", Int64(3)), .equal("price", "4"), .equal("price", "cheap"),
                 .equal("price", Double.nan), .equal("price", Double?.none), .equal("price", 5.5), .equal("price", 7.0),
             ]
-            let titles: [Filter] = [.equal("title", "B1"), .equal("title", "B2"), .equal("title", "nothing"), .equal("title", 3), .equal("title", Bool?.none)]
+            let titles: [Filter] = [
+                .equal("title", "B1"), .equal("title", "B2"), .equal("title", "nothing"), .equal("title", 3), .equal("title", Bool?.none),
+            ]
             for call in 0..<300 {
                 let book = random.chance(0.15) ? UUID() : random.pick(books)
                 let ascending = random.chance(0.5)
@@ -50,7 +52,9 @@ import Testing
                     continue
                 }
                 let sort: [SortKey] = [.init("price", ascending: ascending), .init("uuid")]
-                let books = { (db: PostgresService) -> [FlatBook] in try await db.fetch(where: EntityFilter(filter), sortedBy: sort, limit: limit) }
+                let books = { (db: PostgresService) -> [FlatBook] in
+                    try await db.fetch(where: EntityFilter(filter), sortedBy: sort, limit: limit)
+                }
                 let found = await Self.outcome({ try await books(service) }, \.uuid)
                 let expected = await Self.outcome({ try await books(alone) }, \.uuid)
                 #expect(found == expected, "call \(call), seed \(seed)")
