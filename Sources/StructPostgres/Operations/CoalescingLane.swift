@@ -102,7 +102,7 @@ final class CoalescingLane<Input: Sendable, Output: Sendable>: Sendable {
         if let batch { send(batch.map { unsafeDowncast($0, to: Waiter.self) }) }
     }
 
-    /// A batch of the lane ended: the calls that gathered meanwhile go on as ``State/next(maxBatch:)`` says.
+    /// A batch of the lane ended: the calls that gathered meanwhile go on as ``LaneState/next(maxBatch:)`` says.
     private func finishedRunning() {
         act(
             on: state.withLock { state in

@@ -36,9 +36,11 @@ extension OperationPath {
         else { return nil }
         let onPrimary = if case .primary = route(operation) { true } else { false }
         let plans = runtime.coalescer.plans
+        // Plans of one request with keys of other wire types (a Double and an Int on a float column) are kept side
+        // by side: a value that does not fit one plan tries the next.
         for plan in plans.plans(entity)
         where plan.matches(request, key: key, options: options, loading: loading, onPrimary: onPrimary, description: description) {
-            guard let shape = plan.shape.withPointValue(value), let value = shape.pointValue else { break }
+            guard let shape = plan.shape.withPointValue(value), let value = shape.pointValue else { continue }
             return PointRead(
                 call: PointCall(value: value, request: request), loading: loading,
                 lane: unsafeDowncast(plan.lane, to: CoalescingLane<PointCall, [E]>.self),

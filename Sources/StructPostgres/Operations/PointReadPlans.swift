@@ -37,7 +37,8 @@ final class PointReadPlan: Sendable {
         self.lane = lane
     }
 
-    /// Whether `request` is this plan's request with another value (`value`: its equality's value).
+    /// Whether `request`, whose filter is one equality of `key` with `options`, is this plan's request with another
+    /// value.
     func matches(
         _ request: FetchRequest, key: String, options: Filter.Options, loading: Loading, onPrimary: Bool,
         description: EntityDescription
